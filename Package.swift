@@ -1,0 +1,65 @@
+// swift-tools-version:6.1
+import Foundation
+import PackageDescription
+
+/// One settings array for every Swift target: Swift 6 mode plus the upcoming features that keep
+/// imports honest (`InternalImportsByDefault`, `MemberImportVisibility`) and existentials explicit.
+/// `FOODMOMENT_TARGET_CPU=native` (or `znver4`, `haswell`, …) opts into CPU-specific code generation
+/// for the numeric modules; the default build stays portable x86-64 / aarch64.
+let targetCPU = ProcessInfo.processInfo.environment["FOODMOMENT_TARGET_CPU"].flatMap { $0.isEmpty ? nil : $0 }
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+/// Hot numeric modules (CNN kernels, resize, barcode scanning) get `-Ounchecked` in release builds and,
+/// when asked for, `-target-cpu`. Measured in `foodmoment bench`; see README "Benchmarks".
+let numericSettings: [SwiftSetting] = swiftSettings + [
+    .unsafeFlags(["-Ounchecked", "-wmo"], .when(configuration: .release)),
+] + (targetCPU.map { [SwiftSetting.unsafeFlags(["-target-cpu", $0])] } ?? [])
+
+let package = Package(
+    name: "FoodMoment",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "foodmoment", targets: ["foodmoment"]),
+        .library(name: "FoodMoment", targets: ["Pipeline"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
+    ],
+    targets: [
+        // C: setjmp-guarded libjpeg / libpng calls returning codes and messages; never printf, never exit.
+        .target(
+            name: "CImageShims",
+            cSettings: [.unsafeFlags(["-O2"])],
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("z")]
+        ),
+        .target(name: "FoodCore", swiftSettings: swiftSettings),
+        .target(name: "ImageCodecs", dependencies: ["CImageShims", "FoodCore"], swiftSettings: numericSettings),
+        .target(name: "FoodVision", dependencies: ["FoodCore"], swiftSettings: numericSettings),
+        .target(name: "Nutrition", dependencies: ["FoodCore"], swiftSettings: swiftSettings),
+        .target(name: "Barcodes", dependencies: ["FoodCore"], swiftSettings: numericSettings),
+        .target(
+            name: "Pipeline",
+            dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes"],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "foodmoment",
+            dependencies: [
+                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs", "FoodCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "FoodVisionTests", dependencies: ["FoodVision", "FoodCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "NutritionTests", dependencies: ["Nutrition", "FoodCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "BarcodesTests", dependencies: ["Barcodes", "FoodCore", "ImageCodecs"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["FoodCore", "foodmoment"], swiftSettings: swiftSettings),
+    ]
+)
