@@ -56,10 +56,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs", "FoodCore"], swiftSettings: swiftSettings),
+        // Shared by the test targets: bad-input corpora, fixture paths, the shared-data locator, subprocess runs.
+        .target(name: "FoodMomentTestSupport", dependencies: ["FoodCore", "ImageCodecs"], path: "Tests/Support", swiftSettings: swiftSettings),
+        .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs", "FoodCore", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FoodVisionTests", dependencies: ["FoodVision", "FoodCore"], swiftSettings: swiftSettings),
         .testTarget(name: "NutritionTests", dependencies: ["Nutrition", "FoodCore"], swiftSettings: swiftSettings),
         .testTarget(name: "BarcodesTests", dependencies: ["Barcodes", "FoodCore", "ImageCodecs"], swiftSettings: swiftSettings),
-        .testTarget(name: "CLITests", dependencies: ["FoodCore", "foodmoment"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
     ]
 )
