@@ -13,7 +13,7 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
     .enableUpcomingFeature("MemberImportVisibility"),
-]
+] + (targetCPU == nil ? [] : [.define("FOODMOMENT_CPU_TUNED")])
 
 /// Hot numeric modules (CNN kernels, resize, barcode scanning) get `-Ounchecked` in release builds and,
 /// when asked for, `-target-cpu`. Measured in `foodmoment bench`; see README "Benchmarks".
