@@ -33,7 +33,7 @@ struct MachineInfo: Encodable {
     /// Peak resident set size of this process (getrusage, kilobytes on Linux).
     func peakRSSMegabytes() -> Int {
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
         return Int(usage.ru_maxrss) / 1024
     }
 }
