@@ -62,6 +62,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
             minShortSide: decodeSize > 0 ? decodeSize : nil, maxPixels: maxPixels, maxFileBytes: maxFileBytes,
             acceptDamagedData: acceptDamaged))
         let progress = ProgressLine(total: photos.count)
+        let nameWidth = min(60, photos.map(\.count).max() ?? 0)
         var results: [PhotoResult] = []
         let start = ContinuousClock.now
         for path in photos {
@@ -72,7 +73,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 results.append(PhotoResult(file: path, error: error))
             }
             progress.advance(path)
-            if !json { printLine(results.last!) }
+            if !json { printLine(results.last!, nameWidth: nameWidth) }
         }
         progress.finish()
         let failed = results.filter { !$0.succeeded }.count
@@ -86,17 +87,18 @@ struct AnalyzeCommand: AsyncParsableCommand {
         if failed > 0 { throw ExitCode(1) }
     }
 
-    private func printLine(_ r: PhotoResult) {
+    private func printLine(_ r: PhotoResult, nameWidth: Int) {
+        let file = Output.pad(r.file, nameWidth)
         if let d = r.decode {
-            let size = "\(d.width)x\(d.height)"
-            let orient = d.orientation == 1 ? "upright" : "orientation \(d.orientationDescription)"
-            let decoded = "decoded \(d.decodedWidth)x\(d.decodedHeight) (\(d.scale))"
+            let size = Output.pad("\(d.format.uppercased()) \(d.width)x\(d.height)", 15)
+            let orient = Output.pad(d.orientation == 1 ? "upright" : "EXIF \(d.orientationDescription)", 27)
+            let decoded = Output.pad("decoded \(d.decodedWidth)x\(d.decodedHeight) (\(d.scale))", 24)
             let time = String(format: "%7.1f ms", d.decodeMilliseconds)
-            var line = "\(r.file)  \(d.format.uppercased()) \(size)  \(orient)  \(decoded)  \(time)"
+            var line = "\(file)  \(size) \(orient) \(decoded) \(time)"
             if !d.warnings.isEmpty { line += "  warning: \(d.warnings.joined(separator: "; "))" }
             print(line)
         } else if let e = r.error {
-            print("\(r.file)  error: \(e.message)")
+            print("\(file)  error: \(e.message)")
         }
     }
 }

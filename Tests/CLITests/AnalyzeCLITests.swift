@@ -75,7 +75,7 @@ struct AnalyzeCLITests {
     @Test func allGoodExitsZeroWithTextOutput() throws {
         let r = try foodmoment("analyze", TestPaths.fixture("ImageCodecsTests", "orientation_6.jpg"))
         #expect(r.status == 0)
-        #expect(r.stdout.contains("48x32") && r.stdout.contains("orientation 6"))
+        #expect(r.stdout.contains("48x32") && r.stdout.contains("EXIF 6 (rotate 90° CW)"))
     }
 
     @Test func usageErrorsExitTwo() throws {
