@@ -3,4 +3,7 @@ import ArgumentParser
 /// Every subcommand of `foodmoment`, one line each (kept in one place so stages can add theirs).
 let registeredSubcommands: [any ParsableCommand.Type] = [
     AnalyzeCommand.self,
+    NutritionDBCommand.self,
+    SearchCommand.self,
+    NutritionCommand.self,
 ]

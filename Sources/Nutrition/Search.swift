@@ -1,0 +1,240 @@
+/// One search hit.
+public struct SearchResult: Sendable, Codable, Equatable {
+    /// How the hit matched, best first.
+    public enum Match: String, Sendable, Codable, Comparable {
+        /// A recognition label's name or alias (labels.json).
+        case label
+        /// The whole name, or its head before the first comma ("Apples, raw" for "apple").
+        case exact
+        /// The name starts with the query ("apple pie" for "apple").
+        case prefix
+        /// Every query word is a word of the name.
+        case token
+        /// Some word matched only with one typo, or (autocomplete) as a word prefix.
+        case fuzzy
+
+        var rank: Int { [.label: 0, .exact: 1, .prefix: 2, .token: 3, .fuzzy: 4][self]! }
+        public static func < (a: Match, b: Match) -> Bool { a.rank < b.rank }
+    }
+
+    public var food: Food
+    public var match: Match
+    /// For Chinese queries: the dictionary entry that led here ("苹果 → label apple", "牛奶 → Cow's milk").
+    public var via: String?
+}
+
+extension NutritionDatabase {
+    /// Searches foods and products, best first: label > exact > prefix > token > fuzzy; within a tier USDA
+    /// foods before branded products, label foods first, then shorter names. `prefix: true` is the
+    /// autocomplete mode (the last word may be incomplete). Chinese queries go through label names and
+    /// aliases, then the Open Food Facts taxonomy (zh → en).
+    public func search(_ query: String, limit: Int = 10, prefix: Bool = false) -> [SearchResult] {
+        guard limit > 0 else { return [] }
+        if Text.containsHan(query) { return searchChinese(query, limit: limit, prefix: prefix) }
+        return searchEnglish(query, limit: limit, prefix: prefix)
+    }
+
+    // MARK: - English
+
+    private struct Candidate { var entry: Int; var tier: Int; var generic: Bool; var labelFood: Bool; var keyLength: Int }
+
+    func searchEnglish(_ query: String, limit: Int, prefix: Bool) -> [SearchResult] {
+        let qTokens = Text.tokens(query).map(Text.stem)
+        guard !qTokens.isEmpty else { return [] }
+        let qKey = Array(qTokens.joined(separator: " ").utf8)
+        var results: [SearchResult] = []
+        var seen = Set<String>()
+
+        // Labels first: "fried rice", "banana", "naan".
+        if let label = labelAliases[String(decoding: qKey, as: UTF8.self)], let l = labels[label], let f = food(id: l.food) {
+            results.append(SearchResult(food: f, match: .label, via: "label \(label)"))
+            seen.insert(f.id)
+        }
+        let labelFoodIDs = Set(labels.values.map(\.food))
+
+        // Per query word: entry -> best match kind (0 exact, 1 prefix, 2 fuzzy).
+        var perWord: [[Int32: UInt8]] = []
+        for (i, t) in qTokens.enumerated() {
+            let allowPrefix = prefix && i == qTokens.count - 1
+            perWord.append(entriesMatching(Array(t.utf8), allowPrefix: allowPrefix))
+        }
+        let order = perWord.indices.sorted { perWord[$0].count < perWord[$1].count }
+        var candidates: [Candidate] = []
+        let labelFoodEntries: Set<Int> = Set(labelFoodIDs.compactMap { entryIndex(forID: $0) })
+        withView { v in
+            for (entry, kind0) in perWord[order[0]] {
+                var worst = kind0
+                var ok = true
+                for w in order.dropFirst() {
+                    guard let k = perWord[w][entry] else { ok = false; break }
+                    worst = max(worst, k)
+                }
+                guard ok else { continue }
+                let e = Int(entry)
+                let isFood = e < foodCount
+                let o = isFood ? foodOffset(e) : productOffset(e - foodCount)
+                let keyRef = v.u32(o + (isFood ? 28 : 12))
+                let head = Int(isFood ? v.u8(o + 32) : v.u8(o + 22))
+                let r = stringRange(v, keyRef)
+                var tier = 3
+                if worst > 0 {
+                    tier = 4
+                } else {
+                    let key = UnsafeRawBufferPointer(rebasing: v.base[r])
+                    if key.elementsEqual(qKey) || (head == qKey.count && key.prefix(head).elementsEqual(qKey)) {
+                        tier = 1
+                    } else if key.count > qKey.count, key.prefix(qKey.count).elementsEqual(qKey), key[qKey.count] == 32 {
+                        tier = 2
+                    }
+                }
+                if prefix, tier == 4, worst == 1 {
+                    // Autocomplete: "appl" -> names starting "appl..." rank as prefix hits.
+                    let key = UnsafeRawBufferPointer(rebasing: v.base[r])
+                    if key.count >= qKey.count, key.prefix(qKey.count).elementsEqual(qKey) { tier = 2 }
+                }
+                let generic = isFood
+                candidates.append(Candidate(entry: e, tier: tier, generic: generic, labelFood: labelFoodEntries.contains(e), keyLength: r.count))
+            }
+        }
+        candidates.sort { a, b in
+            if a.tier != b.tier { return a.tier < b.tier }
+            if a.generic != b.generic { return a.generic }
+            if a.labelFood != b.labelFood { return a.labelFood }
+            if a.keyLength != b.keyLength { return a.keyLength < b.keyLength }
+            return a.entry < b.entry
+        }
+        let tiers: [Int: SearchResult.Match] = [1: .exact, 2: .prefix, 3: .token, 4: .fuzzy]
+        for c in candidates {
+            if results.count >= limit { break }
+            let f = entry(c.entry)
+            if seen.insert(f.id).inserted { results.append(SearchResult(food: f, match: tiers[c.tier]!, via: nil)) }
+        }
+        return Array(results.prefix(limit))
+    }
+
+    /// Entry index of a food id (foods only; used for the label boost).
+    func entryIndex(forID id: String) -> Int? {
+        let parts = id.split(separator: ":", maxSplits: 1)
+        guard parts.count == 2, let num = UInt64(parts[1]),
+              let source = [FoodSource.srLegacy, .foundation, .fndds].first(where: { $0.idPrefix == parts[0] }) else { return nil }
+        return withView { v in
+            var lo = 0, hi = foodCount
+            let key = (source.rawValue, num)
+            while lo < hi {
+                let mid = (lo + hi) / 2, o = foodOffset(mid)
+                let k = (v.u8(o + 8), v.u64(o))
+                if k == key { return mid }
+                if k < key { lo = mid + 1 } else { hi = mid }
+            }
+            return nil
+        }
+    }
+
+    /// Posting entries whose index word equals `word` (kind 0), starts with it (kind 1, autocomplete only),
+    /// or is one Damerau-Levenshtein edit away (kind 2, words of 4+ letters).
+    private func entriesMatching(_ word: [UInt8], allowPrefix: Bool) -> [Int32: UInt8] {
+        let tokens = sections[Format.Section.tokens.rawValue]
+        let postings = sections[Format.Section.postings.rawValue]
+        var out: [Int32: UInt8] = [:]
+        withView { v in
+            func tokenBytes(_ i: Int) -> UnsafeRawBufferPointer {
+                UnsafeRawBufferPointer(rebasing: v.base[stringRange(v, v.u32(tokens.offset + i * Format.tokenStride))])
+            }
+            func add(_ i: Int, _ kind: UInt8) {
+                let o = tokens.offset + i * Format.tokenStride
+                let start = Int(v.u32(o + 4)), count = Int(v.u32(o + 8))
+                for p in start..<(start + count) {
+                    let e = Int32(bitPattern: v.u32(postings.offset + 4 * p))
+                    if let old = out[e], old <= kind { continue }
+                    out[e] = kind
+                }
+            }
+            // Lower bound of `word` in the sorted token table.
+            var lo = 0, hi = tokens.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if tokenBytes(mid).lexicographicallyPrecedes(word) { lo = mid + 1 } else { hi = mid }
+            }
+            if lo < tokens.count, tokenBytes(lo).elementsEqual(word) { add(lo, 0) }
+            if allowPrefix {
+                var i = lo, budget = 200_000
+                while i < tokens.count, budget > 0 {
+                    let t = tokenBytes(i)
+                    guard t.count >= word.count, t.prefix(word.count).elementsEqual(word) else { break }
+                    if t.count > word.count {
+                        add(i, 1)
+                        budget -= Int(v.u32(tokens.offset + i * Format.tokenStride + 8))
+                    }
+                    i += 1
+                }
+            }
+            guard word.count >= 4 else { return }
+            word.withUnsafeBufferPointer { w in
+                for i in 0..<tokens.count {
+                    let r = stringRange(v, v.u32(tokens.offset + i * Format.tokenStride))
+                    guard abs(r.count - w.count) <= 1 else { continue }
+                    let t = UnsafeBufferPointer<UInt8>(start: v.base.baseAddress!.advanced(by: r.lowerBound).assumingMemoryBound(to: UInt8.self), count: r.count)
+                    if Text.withinOneEdit(t, w), !t.elementsEqual(w) { add(i, 2) }
+                }
+            }
+        }
+        return out
+    }
+
+    // MARK: - Chinese
+
+    func searchChinese(_ query: String, limit: Int, prefix: Bool) -> [SearchResult] {
+        let q = query.filter { !$0.isWhitespace }
+        var results: [SearchResult] = []
+        var seen = Set<String>()
+        func push(_ f: Food, _ m: SearchResult.Match, _ via: String) {
+            if results.count < limit, seen.insert(f.id).inserted { results.append(SearchResult(food: f, match: m, via: via)) }
+        }
+        // 1. Labels: exact Chinese name/alias, then names containing the query (or contained in it).
+        var labelHits: [(rank: Int, len: Int, label: String, term: String)] = []
+        for key in labels.keys.sorted() {
+            let l = labels[key]!
+            for term in [l.nameZh] + l.aliases.zh where !term.isEmpty {
+                if term == q { labelHits.append((0, term.count, key, term)) }
+                else if term.hasPrefix(q) { labelHits.append((1, term.count, key, term)) }
+                else if term.contains(q) || (!prefix && q.contains(term)) { labelHits.append((2, term.count, key, term)) }
+            }
+        }
+        labelHits.sort { ($0.rank, $0.len, $0.label) < ($1.rank, $1.len, $1.label) }
+        for h in labelHits {
+            if let f = food(id: labels[h.label]!.food) {
+                push(f, h.rank == 0 ? .label : (h.rank == 1 ? .prefix : .token), "\(h.term) → label \(h.label)")
+            }
+        }
+        // 2. OFF taxonomy: zh → English name, then an English search (dropping leading words if needed).
+        var terms: [(rank: Int, len: Int, zh: String, en: String)] = []
+        let zhSec = sections[Format.Section.zhPairs.rawValue]
+        withView { v in
+            for i in 0..<zhSec.count {
+                let o = zhSec.offset + i * Format.zhStride
+                let zh = string(v, v.u32(o))
+                let rank: Int
+                if zh == q { rank = 0 } else if zh.hasPrefix(q) { rank = 1 } else if zh.contains(q) { rank = 2 }
+                else if !prefix, q.contains(zh), zh.count >= 2 { rank = 3 } else { continue }
+                terms.append((rank, zh.count, zh, string(v, v.u32(o + 4))))
+            }
+        }
+        terms.sort { ($0.rank, $0.len, $0.zh, $0.en) < ($1.rank, $1.len, $1.zh, $1.en) }
+        for t in terms.prefix(8) where results.count < limit {
+            var words = Text.tokens(t.en)
+            while !words.isEmpty {
+                let hits = searchEnglish(words.joined(separator: " "), limit: limit, prefix: false)
+                if !hits.isEmpty {
+                    for h in hits { push(h.food, t.rank == 0 ? h.match : max(h.match, .token), "\(t.zh) → \(t.en)") }
+                    break
+                }
+                words.removeFirst() // "cow s milk" -> "s milk" -> "milk": English heads come last
+            }
+        }
+        // 3. Products or foods whose own names contain the Chinese text.
+        if results.count < limit {
+            for h in searchEnglish(q, limit: limit, prefix: prefix) { push(h.food, h.match, "name") }
+        }
+        return results
+    }
+}
