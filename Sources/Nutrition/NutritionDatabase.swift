@@ -221,7 +221,13 @@ public final class NutritionDatabase: Sendable {
         let t = text.trimmingSpaces
         if t.count >= 8, t.count <= 14, t.allSatisfy(\.isNumber), let p = product(gtin14: t) { return p }
         if let f = food(forLabel: t) { return f }
-        if let hit = search(t, limit: 1).first { return hit.food }
+        // Free text: the best USDA food when one matches well, else the best hit (a branded product).
+        let hits = search(t, limit: 20)
+        if let first = hits.first {
+            if first.food.source.isGeneric { return first.food }
+            if let generic = hits.first(where: { $0.food.source.isGeneric && $0.match <= .token }) { return generic.food }
+            return first.food
+        }
         throw .unknownFood(text)
     }
 

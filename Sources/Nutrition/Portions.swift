@@ -94,7 +94,10 @@ public enum Portions {
         }
         guard quantity.isFinite, quantity > 0 else { throw .invalidQuantity(text) }
         let words = Text.tokens(raw.joined(separator: " ")).filter { $0 != "of" }
-        guard !words.isEmpty else { throw .unparsablePortion(text) }
+        // A unit phrase is words only: "cup 1/" or "150 150 g" are typos, not portions.
+        guard !words.isEmpty, !words.contains(where: { $0.unicodeScalars.contains { $0.properties.numericType != nil } }) else {
+            throw .unparsablePortion(text)
+        }
         var unit: (kind: UnitKind, factor: Double, wordCount: Int)?
         for u in units where words.starts(with: u.words) {
             if unit == nil || u.words.count > unit!.wordCount { unit = (u.kind, u.factor, u.words.count) }
@@ -133,8 +136,8 @@ public enum Portions {
                 return ka != kb ? ka > kb : a.offset < b.offset
             }
             if let (q, ml) = ranked.first?.element {
-                let gramsPerMl = q.grams / (q.amount * ml)
-                let g = p.quantity * unit.factor * gramsPerMl
+                // Same measure: scale the portion directly (exact); otherwise go through its density.
+                let g = ml == unit.factor ? p.quantity / q.amount * q.grams : p.quantity * unit.factor * q.grams / (q.amount * ml)
                 return (g, "\(format(p.quantity)) \(p.words.joined(separator: " ")) via \"\(q.description)\" = \(format(g)) g")
             }
             throw refuse
@@ -145,12 +148,19 @@ public enum Portions {
             let g = p.quantity * sg
             return (g, "\(format(p.quantity)) × serving (\(food.servingSize ?? "label")) = \(format(g)) g")
         }
+        let sizeWords: Set<String> = ["small", "large", "extra", "mini", "miniature", "snack", "thin", "thick", "jumbo", "crust", "bite"]
+        let userGaveSize = words.contains { sizeWords.contains($0) || $0 == "medium" || $0 == "regular" }
         var best: (score: Int, index: Int)?
         for (i, q) in food.portions.enumerated() where volumeFactor(ofPortionUnit: q.unit) == nil {
             let qw = Text.tokens(q.unit).map(Text.stem)
             guard let head = words.first, qw.contains(head) else { continue }
-            var score = qw.first == head ? 100 : 50
-            score += words.dropFirst().filter { qw.contains($0) }.count * 10
+            var score = qw.first == head ? 20 : 0
+            score += words.dropFirst().filter { qw.contains($0) }.count * 40
+            if !userGaveSize {
+                // "2 slices" of bread: the regular slice, not the snack-size one.
+                if qw.contains("medium") || qw.contains("regular") { score += 30 }
+                if qw.contains(where: { sizeWords.contains($0) }) { score -= 20 }
+            }
             score -= qw.count // plainer descriptions first
             if best == nil || score > best!.score { best = (score, i) }
         }

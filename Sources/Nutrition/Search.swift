@@ -42,6 +42,8 @@ extension NutritionDatabase {
         let qTokens = Text.tokens(query).map(Text.stem)
         guard !qTokens.isEmpty else { return [] }
         let qKey = Array(qTokens.joined(separator: " ").utf8)
+        let qWords = qTokens.map { Array($0.utf8) }
+        let qSorted = qWords.sorted { $0.lexicographicallyPrecedes($1) }
         var results: [SearchResult] = []
         var seen = Set<String>()
 
@@ -76,21 +78,19 @@ extension NutritionDatabase {
                 let keyRef = v.u32(o + (isFood ? 28 : 12))
                 let head = Int(isFood ? v.u8(o + 32) : v.u8(o + 22))
                 let r = stringRange(v, keyRef)
+                let key = UnsafeRawBufferPointer(rebasing: v.base[r])
                 var tier = 3
                 if worst > 0 {
-                    tier = 4
-                } else {
-                    let key = UnsafeRawBufferPointer(rebasing: v.base[r])
-                    if key.elementsEqual(qKey) || (head == qKey.count && key.prefix(head).elementsEqual(qKey)) {
-                        tier = 1
-                    } else if key.count > qKey.count, key.prefix(qKey.count).elementsEqual(qKey), key[qKey.count] == 32 {
-                        tier = 2
+                    // Fuzzy: rank by what the name would be with the typos corrected (head/exact, prefix, words).
+                    tier = 4 + Self.fuzzyShape(key: key, head: head, query: qWords)
+                    if prefix, worst == 1, key.count >= qKey.count, key.prefix(qKey.count).elementsEqual(qKey) {
+                        tier = 2 // autocomplete: "appl" -> names starting "appl..."
                     }
-                }
-                if prefix, tier == 4, worst == 1 {
-                    // Autocomplete: "appl" -> names starting "appl..." rank as prefix hits.
-                    let key = UnsafeRawBufferPointer(rebasing: v.base[r])
-                    if key.count >= qKey.count, key.prefix(qKey.count).elementsEqual(qKey) { tier = 2 }
+                } else if key.elementsEqual(qKey) || (head == qKey.count && key.prefix(head).elementsEqual(qKey))
+                            || Self.sameWords(key[...], qSorted) || Self.sameWords(key.prefix(head), qSorted) {
+                    tier = 1 // "Apples, raw" for "apple"; "Milk, whole" for "whole milk"
+                } else if key.count > qKey.count, key.prefix(qKey.count).elementsEqual(qKey), key[qKey.count] == 32 {
+                    tier = 2
                 }
                 let generic = isFood
                 candidates.append(Candidate(entry: e, tier: tier, generic: generic, labelFood: labelFoodEntries.contains(e), keyLength: r.count))
@@ -103,13 +103,32 @@ extension NutritionDatabase {
             if a.keyLength != b.keyLength { return a.keyLength < b.keyLength }
             return a.entry < b.entry
         }
-        let tiers: [Int: SearchResult.Match] = [1: .exact, 2: .prefix, 3: .token, 4: .fuzzy]
+        let tiers: [Int: SearchResult.Match] = [1: .exact, 2: .prefix, 3: .token, 4: .fuzzy, 5: .fuzzy, 6: .fuzzy]
         for c in candidates {
             if results.count >= limit { break }
             let f = entry(c.entry)
             if seen.insert(f.id).inserted { results.append(SearchResult(food: f, match: tiers[c.tier]!, via: nil)) }
         }
         return Array(results.prefix(limit))
+    }
+
+    /// The words of `key` (space separated) are the query words in some order.
+    static func sameWords(_ key: Slice<UnsafeRawBufferPointer>, _ sortedQuery: [[UInt8]]) -> Bool {
+        let words = key.split(separator: 32)
+        guard words.count == sortedQuery.count, words.count > 1 else { return false }
+        return words.map { Array($0) }.sorted { $0.lexicographicallyPrecedes($1) } == sortedQuery
+    }
+
+    /// 0 when the key's head (or whole key) equals the query up to one edit per word, 1 when the key starts
+    /// with the query that way, 2 otherwise.
+    static func fuzzyShape(key: UnsafeRawBufferPointer, head: Int, query: [[UInt8]]) -> Int {
+        let words = key.split(separator: 32).map { Array($0) }
+        func close(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+            a == b || (b.count >= 4 && a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in Text.withinOneEdit(x, y) } })
+        }
+        guard words.count >= query.count, zip(words, query).allSatisfy({ close($0, $1) }) else { return 2 }
+        let headWords = key.prefix(head).split(separator: 32).count
+        return words.count == query.count || headWords == query.count ? 0 : 1
     }
 
     /// Entry index of a food id (foods only; used for the label boost).
@@ -221,15 +240,17 @@ extension NutritionDatabase {
         }
         terms.sort { ($0.rank, $0.len, $0.zh, $0.en) < ($1.rank, $1.len, $1.zh, $1.en) }
         for t in terms.prefix(8) where results.count < limit {
-            var words = Text.tokens(t.en)
-            while !words.isEmpty {
-                let hits = searchEnglish(words.joined(separator: " "), limit: limit, prefix: false)
-                if !hits.isEmpty {
-                    for h in hits { push(h.food, t.rank == 0 ? h.match : max(h.match, .token), "\(t.zh) → \(t.en)") }
-                    break
+            let words = Text.tokens(t.en)
+            var queries = [words.joined(separator: " ")]
+            if words.count > 1, let last = words.last { queries.append(last) } // English heads come last: "cow s milk" -> "milk"
+            var hits: [(tier: Int, generic: Bool, order: Int, hit: SearchResult)] = []
+            for (qi, q) in queries.enumerated() {
+                for (k, h) in searchEnglish(q, limit: limit, prefix: false).enumerated() {
+                    hits.append((h.match.rank, h.food.source.isGeneric, k + 1000 * qi, h))
                 }
-                words.removeFirst() // "cow s milk" -> "s milk" -> "milk": English heads come last
             }
+            hits.sort { ($0.tier, $0.generic ? 0 : 1, $0.order) < ($1.tier, $1.generic ? 0 : 1, $1.order) }
+            for h in hits { push(h.hit.food, t.rank == 0 ? h.hit.match : max(h.hit.match, .token), "\(t.zh) → \(t.en)") }
         }
         // 3. Products or foods whose own names contain the Chinese text.
         if results.count < limit {
