@@ -10,7 +10,8 @@ public final class NutritionDatabase: Sendable {
     /// Every label of labels.json, keyed by label.
     public let labels: [String: FoodLabel]
 
-    let bytes: [UInt8]
+    /// The file, memory-mapped read-only (pages load on first touch).
+    let bytes: Data
     let sections: [(offset: Int, count: Int)]
     /// Folded English names and aliases of labels → label.
     let labelAliases: [String: String]
@@ -21,7 +22,7 @@ public final class NutritionDatabase: Sendable {
     public var foodCount: Int { sections[Format.Section.foods.rawValue].count }
     public var productCount: Int { sections[Format.Section.products.rawValue].count }
 
-    private init(directory: URL, bytes: [UInt8], sections: [(Int, Int)], labels: [String: FoodLabel]) {
+    private init(directory: URL, bytes: Data, sections: [(Int, Int)], labels: [String: FoodLabel]) {
         self.directory = directory
         self.bytes = bytes
         self.sections = sections.map { (offset: $0.0, count: $0.1) }
@@ -41,8 +42,8 @@ public final class NutritionDatabase: Sendable {
     public static func load(directory: URL) throws(NutritionError) -> NutritionDatabase {
         let file = directory.appendingPathComponent(Format.fileName)
         guard FileManager.default.fileExists(atPath: file.path) else { throw .databaseMissing(path: file.path) }
-        let bytes: [UInt8]
-        do { bytes = [UInt8](try Data(contentsOf: file)) } catch {
+        let bytes: Data
+        do { bytes = try Data(contentsOf: file, options: .alwaysMapped) } catch {
             throw .databaseCorrupt(path: file.path, reason: "unreadable: \(error.localizedDescription)")
         }
         let sections = try validate(bytes, path: file.path)
@@ -68,8 +69,8 @@ public final class NutritionDatabase: Sendable {
         return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("nutrition-db")
     }
 
-    private static func validate(_ b: [UInt8], path: String) throws(NutritionError) -> [(Int, Int)] {
-        guard b.count >= Format.headerSize, Array(b[0..<8]) == Format.magic else {
+    private static func validate(_ b: Data, path: String) throws(NutritionError) -> [(Int, Int)] {
+        guard b.count >= Format.headerSize, Array(b.prefix(8)) == Format.magic else {
             throw .databaseCorrupt(path: path, reason: "not a FoodMoment nutrition database (bad magic)")
         }
         let result: Result<[(Int, Int)], NutritionError> = b.withUnsafeBytes { raw in

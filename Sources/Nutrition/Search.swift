@@ -54,22 +54,29 @@ extension NutritionDatabase {
         }
         let labelFoodIDs = Set(labels.values.map(\.food))
 
-        // Per query word: entry -> best match kind (0 exact, 1 prefix, 2 fuzzy).
-        var perWord: [[Int32: UInt8]] = []
+        // Per query word: (entry << 8 | kind) sorted, one per entry with its best kind (0 exact, 1 prefix, 2 fuzzy).
+        var perWord: [[UInt64]] = []
         for (i, t) in qTokens.enumerated() {
             let allowPrefix = prefix && i == qTokens.count - 1
             perWord.append(entriesMatching(Array(t.utf8), allowPrefix: allowPrefix))
         }
         let order = perWord.indices.sorted { perWord[$0].count < perWord[$1].count }
-        var candidates: [Candidate] = []
+        var candidates: [UInt64] = []
         let labelFoodEntries: Set<Int> = Set(labelFoodIDs.compactMap { entryIndex(forID: $0) })
+        var cursors = [Int](repeating: 0, count: perWord.count)
         withView { v in
-            for (entry, kind0) in perWord[order[0]] {
-                var worst = kind0
+            for packed in perWord[order[0]] {
+                let entry = packed >> 8
+                var worst = UInt8(packed & 0xFF)
                 var ok = true
                 for w in order.dropFirst() {
-                    guard let k = perWord[w][entry] else { ok = false; break }
-                    worst = max(worst, k)
+                    // Merge walk: every list is sorted by entry.
+                    let list = perWord[w]
+                    var c = cursors[w]
+                    while c < list.count, list[c] >> 8 < entry { c += 1 }
+                    cursors[w] = c
+                    guard c < list.count, list[c] >> 8 == entry else { ok = false; break }
+                    worst = max(worst, UInt8(list[c] & 0xFF))
                 }
                 guard ok else { continue }
                 let e = Int(entry)
@@ -87,33 +94,52 @@ extension NutritionDatabase {
                         tier = 2 // autocomplete: "appl" -> names starting "appl..."
                     }
                 } else if key.elementsEqual(qKey) || (head == qKey.count && key.prefix(head).elementsEqual(qKey))
-                            || Self.sameWords(key[...], qSorted) || Self.sameWords(key.prefix(head), qSorted) {
+                            || (qWords.count > 1 && (Self.sameWords(key[...], qSorted) || Self.sameWords(key.prefix(head), qSorted))) {
                     tier = 1 // "Apples, raw" for "apple"; "Milk, whole" for "whole milk"
                 } else if key.count > qKey.count, key.prefix(qKey.count).elementsEqual(qKey), key[qKey.count] == 32 {
                     tier = 2
                 }
-                let generic = isFood
-                candidates.append(Candidate(entry: e, tier: tier, generic: generic, labelFood: labelFoodEntries.contains(e), keyLength: r.count))
+                // Sort key: tier, USDA before products, label foods first, shorter names, entry.
+                let packedKey = UInt64(tier) << 60 | UInt64(isFood ? 0 : 1) << 59 | UInt64(labelFoodEntries.contains(e) ? 0 : 1) << 58
+                    | UInt64(min(r.count, 0xFFFF)) << 32 | UInt64(e)
+                candidates.append(packedKey)
             }
         }
-        candidates.sort { a, b in
-            if a.tier != b.tier { return a.tier < b.tier }
-            if a.generic != b.generic { return a.generic }
-            if a.labelFood != b.labelFood { return a.labelFood }
-            if a.keyLength != b.keyLength { return a.keyLength < b.keyLength }
-            return a.entry < b.entry
-        }
-        let tiers: [Int: SearchResult.Match] = [1: .exact, 2: .prefix, 3: .token, 4: .fuzzy, 5: .fuzzy, 6: .fuzzy]
+        candidates.sort()
+        let tiers: [UInt64: SearchResult.Match] = [1: .exact, 2: .prefix, 3: .token, 4: .fuzzy, 5: .fuzzy, 6: .fuzzy]
         for c in candidates {
             if results.count >= limit { break }
-            let f = entry(c.entry)
-            if seen.insert(f.id).inserted { results.append(SearchResult(food: f, match: tiers[c.tier]!, via: nil)) }
+            let f = entry(Int(c & 0xFFFF_FFFF))
+            if seen.insert(f.id).inserted { results.append(SearchResult(food: f, match: tiers[c >> 60]!, via: nil)) }
         }
         return Array(results.prefix(limit))
+    }
+    /// True when `haystack` contains the byte sequence `needle`.
+    static func bytes(_ haystack: UnsafeRawBufferPointer, contain needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty else { return true }
+        guard haystack.count >= needle.count else { return false }
+        var i = 0
+        while i + needle.count <= haystack.count {
+            if haystack[i] == needle[0] {
+                var j = 1
+                while j < needle.count, haystack[i + j] == needle[j] { j += 1 }
+                if j == needle.count { return true }
+            }
+            i += 1
+        }
+        return false
+    }
+
+    /// True when `haystack` contains `needle` (both UTF-8).
+    static func contains(_ haystack: [UInt8], _ needle: UnsafeRawBufferPointer) -> Bool {
+        haystack.withUnsafeBytes { bytes($0, contain: Array(needle)) }
     }
 
     /// The words of `key` (space separated) are the query words in some order.
     static func sameWords(_ key: Slice<UnsafeRawBufferPointer>, _ sortedQuery: [[UInt8]]) -> Bool {
+        var spaces = 0
+        for b in key where b == 32 { spaces += 1 }
+        guard spaces + 1 == sortedQuery.count else { return false }
         let words = key.split(separator: 32)
         guard words.count == sortedQuery.count, words.count > 1 else { return false }
         return words.map { Array($0) }.sorted { $0.lexicographicallyPrecedes($1) } == sortedQuery
@@ -122,13 +148,30 @@ extension NutritionDatabase {
     /// 0 when the key's head (or whole key) equals the query up to one edit per word, 1 when the key starts
     /// with the query that way, 2 otherwise.
     static func fuzzyShape(key: UnsafeRawBufferPointer, head: Int, query: [[UInt8]]) -> Int {
-        let words = key.split(separator: 32).map { Array($0) }
-        func close(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-            a == b || (b.count >= 4 && a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in Text.withinOneEdit(x, y) } })
+        let base = key.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        var start = 0, index = 0, headWords = 0
+        var words = 0
+        var i = 0
+        while i <= key.count {
+            if i == key.count || key[i] == 32 {
+                if i > start {
+                    if index < query.count {
+                        let w = UnsafeBufferPointer(start: base + start, count: i - start)
+                        let ok = query[index].withUnsafeBufferPointer { q in
+                            w.elementsEqual(q) || (q.count >= 4 && Text.withinOneEdit(w, q))
+                        }
+                        if !ok { return 2 }
+                        index += 1
+                    }
+                    words += 1
+                    if i <= head { headWords += 1 }
+                }
+                start = i + 1
+            }
+            i += 1
         }
-        guard words.count >= query.count, zip(words, query).allSatisfy({ close($0, $1) }) else { return 2 }
-        let headWords = key.prefix(head).split(separator: 32).count
-        return words.count == query.count || headWords == query.count ? 0 : 1
+        guard index == query.count else { return 2 }
+        return words == query.count || headWords == query.count ? 0 : 1
     }
 
     /// Entry index of a food id (foods only; used for the label boost).
@@ -151,10 +194,10 @@ extension NutritionDatabase {
 
     /// Posting entries whose index word equals `word` (kind 0), starts with it (kind 1, autocomplete only),
     /// or is one Damerau-Levenshtein edit away (kind 2, words of 4+ letters).
-    private func entriesMatching(_ word: [UInt8], allowPrefix: Bool) -> [Int32: UInt8] {
+    private func entriesMatching(_ word: [UInt8], allowPrefix: Bool) -> [UInt64] {
         let tokens = sections[Format.Section.tokens.rawValue]
         let postings = sections[Format.Section.postings.rawValue]
-        var out: [Int32: UInt8] = [:]
+        var out: [UInt64] = []
         withView { v in
             func tokenBytes(_ i: Int) -> UnsafeRawBufferPointer {
                 UnsafeRawBufferPointer(rebasing: v.base[stringRange(v, v.u32(tokens.offset + i * Format.tokenStride))])
@@ -162,10 +205,9 @@ extension NutritionDatabase {
             func add(_ i: Int, _ kind: UInt8) {
                 let o = tokens.offset + i * Format.tokenStride
                 let start = Int(v.u32(o + 4)), count = Int(v.u32(o + 8))
+                out.reserveCapacity(out.count + count)
                 for p in start..<(start + count) {
-                    let e = Int32(bitPattern: v.u32(postings.offset + 4 * p))
-                    if let old = out[e], old <= kind { continue }
-                    out[e] = kind
+                    out.append(UInt64(v.u32(postings.offset + 4 * p)) << 8 | UInt64(kind))
                 }
             }
             // Lower bound of `word` in the sorted token table.
@@ -197,7 +239,12 @@ extension NutritionDatabase {
                 }
             }
         }
-        return out
+        // Sorted by entry, then kind: keep the first (best) kind of each entry.
+        out.sort()
+        var unique: [UInt64] = []
+        unique.reserveCapacity(out.count)
+        for x in out where unique.last.map({ $0 >> 8 != x >> 8 }) ?? true { unique.append(x) }
+        return unique
     }
 
     // MARK: - Chinese
@@ -228,25 +275,31 @@ extension NutritionDatabase {
         // 2. OFF taxonomy: zh → English name, then an English search (dropping leading words if needed).
         var terms: [(rank: Int, len: Int, zh: String, en: String)] = []
         let zhSec = sections[Format.Section.zhPairs.rawValue]
+        let qBytes = Array(q.utf8)
         withView { v in
             for i in 0..<zhSec.count {
                 let o = zhSec.offset + i * Format.zhStride
-                let zh = string(v, v.u32(o))
+                // Compare UTF-8 bytes in place; decode only the entries that match.
+                let zh = UnsafeRawBufferPointer(rebasing: v.base[stringRange(v, v.u32(o))])
                 let rank: Int
-                if zh == q { rank = 0 } else if zh.hasPrefix(q) { rank = 1 } else if zh.contains(q) { rank = 2 }
-                else if !prefix, q.contains(zh), zh.count >= 2 { rank = 3 } else { continue }
-                terms.append((rank, zh.count, zh, string(v, v.u32(o + 4))))
+                if zh.elementsEqual(qBytes) { rank = 0 }
+                else if zh.count > qBytes.count, zh.prefix(qBytes.count).elementsEqual(qBytes) { rank = 1 }
+                else if Self.bytes(zh, contain: qBytes) { rank = 2 }
+                else if !prefix, zh.count >= 6, Self.contains(qBytes, zh) { rank = 3 } // query holds a 2+ character term
+                else { continue }
+                let zhString = String(decoding: zh, as: UTF8.self)
+                terms.append((rank, zhString.count, zhString, string(v, v.u32(o + 4))))
             }
         }
         terms.sort { ($0.rank, $0.len, $0.zh, $0.en) < ($1.rank, $1.len, $1.zh, $1.en) }
-        for t in terms.prefix(8) where results.count < limit {
+        for t in terms.prefix(4) where results.count < limit {
             let words = Text.tokens(t.en)
-            var queries = [words.joined(separator: " ")]
-            if words.count > 1, let last = words.last { queries.append(last) } // English heads come last: "cow s milk" -> "milk"
-            var hits: [(tier: Int, generic: Bool, order: Int, hit: SearchResult)] = []
-            for (qi, q) in queries.enumerated() {
-                for (k, h) in searchEnglish(q, limit: limit, prefix: false).enumerated() {
-                    hits.append((h.match.rank, h.food.source.isGeneric, k + 1000 * qi, h))
+            let full = searchEnglish(words.joined(separator: " "), limit: limit, prefix: false)
+            var hits: [(tier: Int, generic: Bool, order: Int, hit: SearchResult)] = full.enumerated().map { ($1.match.rank, $1.food.source.isGeneric, $0, $1) }
+            // English heads come last ("cow s milk" -> "milk"): try the head noun when no USDA food matched.
+            if words.count > 1, let last = words.last, !full.contains(where: { $0.food.source.isGeneric && $0.match <= .prefix }) {
+                for (k, h) in searchEnglish(last, limit: limit, prefix: false).enumerated() {
+                    hits.append((h.match.rank, h.food.source.isGeneric, 1000 + k, h))
                 }
             }
             hits.sort { ($0.tier, $0.generic ? 0 : 1, $0.order) < ($1.tier, $1.generic ? 0 : 1, $1.order) }
