@@ -145,9 +145,10 @@ struct SearchCommand: AsyncParsableCommand {
         commandName: "search",
         abstract: "Search foods (USDA) and packaged products (Open Food Facts) by name, in English or Chinese.",
         discussion: """
-        Ranking: label alias > exact name (or name head: "apple" → "Apples, raw, with skin") > name prefix >
-        all words > one typo per word (words of 4+ letters); USDA foods before branded products, then
-        shorter names. Chinese queries go through label names (labels.json) and the Open Food Facts taxonomy.
+        Ranking: label alias > exact name (or name head: "apple" finds "Apples, raw, with skin") > name \
+        prefix > all words > one typo per word (words of 4+ letters); USDA foods before branded products, \
+        then shorter names. Chinese queries go through label names (labels.json) and the Open Food Facts \
+        taxonomy (zh -> en).
 
         Examples:
           foodmoment search apple
@@ -180,7 +181,7 @@ struct SearchCommand: AsyncParsableCommand {
         if json {
             try printJSON(results.map { r in
                 Hit(id: r.food.id, name: r.food.name, brand: r.food.brand.isEmpty ? nil : r.food.brand, source: r.food.source.dataType,
-                    match: r.match.rawValue, via: r.via, energyKcalPer100g: r.food.per100g[.energyKcal])
+                    match: r.match.rawValue, via: r.via, energyKcalPer100g: r.food.per100g[.energyKcal].map { ($0 * 100).rounded() / 100 })
             })
             return
         }
@@ -204,21 +205,21 @@ struct NutritionCommand: AsyncParsableCommand {
         commandName: "nutrition",
         abstract: "Nutrients of an amount of a food (per-100 g values × grams / 100, with provenance).",
         discussion: """
-        FOOD is a food id (sr:173944, fndds:63107010, off:05449000039231), a GTIN, a recognition label
-        (banana, fried_rice) or search text (the best hit is used). Without --grams or --portion, the
-        label's default portion is used for labels and 100 g otherwise (stated in the output).
+        FOOD is a food id (sr:173944, fndds:63107010, off:08413000065504), a GTIN, a recognition label \
+        (banana, fried_rice) or search text (the best USDA hit is used, else the best product). Without \
+        --grams or --portion, a label's default portion is used, otherwise 100 g (the output says which).
 
-        Units: g, kg, mg, oz, lb (mass, converted directly); ml, l, tsp, tbsp, cup, fl oz, pint, quart
-        (US customary: cup 236.59 ml, fl oz 29.57 ml, tbsp 14.79 ml, tsp 4.93 ml; US labels round to
-        240/30/15/5 ml) converted through the food's own portion table; counts (slice, piece, medium,
-        large, …) from the portion table. A unit the food has no portion for is refused, listing the
-        portions it does have.
+        Units: g, kg, mg, oz, lb are masses, converted directly. ml, l, tsp, tbsp, cup, fl oz, pint, quart \
+        are US customary volumes (cup 236.59 ml, fl oz 29.57 ml, tbsp 14.79 ml, tsp 4.93 ml; US food labels \
+        round these to 240/30/15/5 ml), converted through the food's own portion table. Counts (slice, \
+        piece, medium, large, ...) come from the portion table. A unit the food has no portion for is \
+        refused, listing the portions it does have.
 
         Examples:
           foodmoment nutrition banana --portion "1 medium"
           foodmoment nutrition sr:173944 --grams 150 --json
           foodmoment nutrition "whole milk" --portion "1 cup"
-          foodmoment nutrition 5449000039231 --portion "330 ml"
+          foodmoment nutrition 8413000065504 --grams 200      a product by barcode
         """
     )
 

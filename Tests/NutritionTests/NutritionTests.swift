@@ -292,6 +292,44 @@ func db() throws -> NutritionDatabase {
     }
 }
 
+// MARK: - Plausibility
+
+@Suite struct PlausibilityFlags {
+    @Test func ordinaryMealHasNoFlags() throws {
+        let d = try db()
+        let banana = try #require(d.food(id: "sr:173944"))
+        let rice = try #require(d.food(forLabel: "fried_rice"))
+        #expect(Plausibility.check([(banana, 118), (rice, 198)]).isEmpty)
+    }
+
+    @Test func largeMealAndBadGramsAreFlagged() throws {
+        let d = try db()
+        let pizza = try #require(d.food(forLabel: "pizza")) // 266 kcal/100 g
+        let flags = Plausibility.check([(pizza, 800)])
+        #expect(flags.map(\.kind) == [.mealEnergyHigh])
+        #expect(Plausibility.check([(pizza, -5)]).map(\.kind) == [.implausibleGrams])
+    }
+
+    @Test func usdaFoodsAreRarelyFlagged() throws {
+        // Curated USDA data should mostly pass; many flags would mean the bounds are wrong, not the data.
+        let d = try db()
+        var flagged: [String: Int] = [:]
+        for i in 0..<d.foodCount {
+            for f in Plausibility.check([(d.entry(i), 100)]) { flagged[f.kind.rawValue, default: 0] += 1 }
+        }
+        print("USDA foods flagged per 100 g:", flagged.sorted { $0.key < $1.key }, "of", d.foodCount)
+        #expect(flagged.values.reduce(0, +) < d.foodCount / 20)
+    }
+
+    @Test func atwaterAndDensityChecksUseTheNumbers() throws {
+        var banana = try #require(try db().food(id: "sr:173944"))
+        banana.per100g[.energyKcal] = 300 // 4P + 4C + 9F is ~98 kcal; also 3 kcal/g for a fruit is allowed (dried fruit)
+        #expect(Plausibility.check([(banana, 100)]).map(\.kind) == [.atwaterMismatch])
+        banana.per100g[.energyKcal] = 500
+        #expect(Set(Plausibility.check([(banana, 100)]).map(\.kind)) == [.atwaterMismatch, .energyDensity])
+    }
+}
+
 // MARK: - Labels
 
 @Suite struct LabelMapping {
