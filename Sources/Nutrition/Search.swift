@@ -52,17 +52,33 @@ extension NutritionDatabase {
             results.append(SearchResult(food: f, match: .label, via: "label \(label)"))
             seen.insert(f.id)
         }
-        let labelFoodIDs = Set(labels.values.map(\.food))
 
         // Per query word: (entry << 8 | kind) sorted, one per entry with its best kind (0 exact, 1 prefix, 2 fuzzy).
+        // Exact (and autocomplete) words first; typo matches rank below them, so they are only looked up
+        // when the exact pass cannot fill the page.
+        var candidates = rankedCandidates(qTokens, qKey: qKey, qWords: qWords, qSorted: qSorted, prefix: prefix, fuzzy: false)
+        if candidates.count <= limit {
+            candidates = rankedCandidates(qTokens, qKey: qKey, qWords: qWords, qSorted: qSorted, prefix: prefix, fuzzy: true)
+        }
+        let tiers: [UInt64: SearchResult.Match] = [1: .exact, 2: .prefix, 3: .token, 4: .fuzzy, 5: .fuzzy, 6: .fuzzy]
+        for c in candidates {
+            if results.count >= limit { break }
+            let f = entry(Int(c & 0xFFFF_FFFF))
+            if seen.insert(f.id).inserted { results.append(SearchResult(food: f, match: tiers[c >> 60]!, via: nil)) }
+        }
+        return Array(results.prefix(limit))
+    }
+
+    /// Candidates as packed, sorted keys: tier, USDA before products, label foods first, shorter names, entry.
+    private func rankedCandidates(_ qTokens: [String], qKey: [UInt8], qWords: [[UInt8]], qSorted: [[UInt8]], prefix: Bool, fuzzy: Bool) -> [UInt64] {
         var perWord: [[UInt64]] = []
         for (i, t) in qTokens.enumerated() {
             let allowPrefix = prefix && i == qTokens.count - 1
-            perWord.append(entriesMatching(Array(t.utf8), allowPrefix: allowPrefix))
+            perWord.append(entriesMatching(Array(t.utf8), allowPrefix: allowPrefix, fuzzy: fuzzy))
         }
         let order = perWord.indices.sorted { perWord[$0].count < perWord[$1].count }
         var candidates: [UInt64] = []
-        let labelFoodEntries: Set<Int> = Set(labelFoodIDs.compactMap { entryIndex(forID: $0) })
+        let labelFoodEntries: Set<Int> = Set(Set(labels.values.map(\.food)).compactMap { entryIndex(forID: $0) })
         var cursors = [Int](repeating: 0, count: perWord.count)
         withView { v in
             for packed in perWord[order[0]] {
@@ -106,13 +122,7 @@ extension NutritionDatabase {
             }
         }
         candidates.sort()
-        let tiers: [UInt64: SearchResult.Match] = [1: .exact, 2: .prefix, 3: .token, 4: .fuzzy, 5: .fuzzy, 6: .fuzzy]
-        for c in candidates {
-            if results.count >= limit { break }
-            let f = entry(Int(c & 0xFFFF_FFFF))
-            if seen.insert(f.id).inserted { results.append(SearchResult(food: f, match: tiers[c >> 60]!, via: nil)) }
-        }
-        return Array(results.prefix(limit))
+        return candidates
     }
     /// True when `haystack` contains the byte sequence `needle`.
     static func bytes(_ haystack: UnsafeRawBufferPointer, contain needle: [UInt8]) -> Bool {
@@ -194,7 +204,7 @@ extension NutritionDatabase {
 
     /// Posting entries whose index word equals `word` (kind 0), starts with it (kind 1, autocomplete only),
     /// or is one Damerau-Levenshtein edit away (kind 2, words of 4+ letters).
-    private func entriesMatching(_ word: [UInt8], allowPrefix: Bool) -> [UInt64] {
+    private func entriesMatching(_ word: [UInt8], allowPrefix: Bool, fuzzy: Bool) -> [UInt64] {
         let tokens = sections[Format.Section.tokens.rawValue]
         let postings = sections[Format.Section.postings.rawValue]
         var out: [UInt64] = []
@@ -229,7 +239,7 @@ extension NutritionDatabase {
                     i += 1
                 }
             }
-            guard word.count >= 4 else { return }
+            guard fuzzy, word.count >= 4 else { return }
             word.withUnsafeBufferPointer { w in
                 for i in 0..<tokens.count {
                     let r = stringRange(v, v.u32(tokens.offset + i * Format.tokenStride))
