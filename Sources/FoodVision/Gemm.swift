@@ -1,0 +1,166 @@
+/// The register tile a GEMM uses. The best one depends on the vector width the build targets
+/// (AVX-512 with `FOODMOMENT_TARGET_CPU=native`, SSE2 in the portable build), which Swift code cannot ask
+/// at compile time, so `GemmKernel.fastest` measures once per process and the weights are packed for it.
+public enum GemmKernel: String, Sendable, CaseIterable, Codable {
+    /// 8 rows x 32 columns in 16 `SIMD16<Float>` accumulators (AVX-512: 16 zmm registers).
+    case tile8x32
+    /// 6 rows x 16 columns in 12 `SIMD8<Float>` accumulators (AVX2: 12 ymm registers).
+    case tile6x16
+    /// 6 rows x 8 columns in 12 `SIMD4<Float>` accumulators (SSE2: 12 of the 16 xmm registers).
+    case tile6x8
+
+    public var rows: Int {
+        switch self { case .tile8x32: 8; case .tile6x16: 6; case .tile6x8: 6 }
+    }
+
+    public var columns: Int {
+        switch self { case .tile8x32: 32; case .tile6x16: 16; case .tile6x8: 8 }
+    }
+
+    /// The kernel that ran a representative 1x1 convolution fastest on this machine and build, measured
+    /// the first time it is asked (a few milliseconds). Every kernel gives bit-identical results: they add
+    /// the products in the same order, so the choice only changes speed.
+    public static let fastest: GemmKernel = measureFastest()
+
+    private static func measureFastest() -> GemmKernel {
+        // A mid-network shape (14x14 pixels, 480 -> 112 channels plus 112 -> 672).
+        let m = 196, k = 240, n = 192
+        var best = GemmKernel.tile8x32
+        var bestTime = UInt64.max
+        let a = FloatBuffer(count: m * k)
+        for i in 0..<(m * k) { a.pointer[i] = Float(i % 13) * 0.01 }
+        let c = FloatBuffer(count: m * n)
+        var weights = [Float](repeating: 0, count: n * k)
+        for i in weights.indices { weights[i] = Float(i % 7) * 0.02 }
+        for kernel in GemmKernel.allCases {
+            let packed = PackedGemmWeights(weightsOI: weights, bias: nil, inChannels: k, outChannels: n, kernel: kernel)
+            var fastestRun = UInt64.max
+            for _ in 0..<8 {
+                let t0 = monotonicNanoseconds()
+                gemm(m: m, a: a.pointer, lda: k, weights: packed, c: c.pointer, ldc: n, relu6: false, residual: nil, ldr: 0)
+                fastestRun = min(fastestRun, monotonicNanoseconds() - t0)
+            }
+            if fastestRun < bestTime { bestTime = fastestRun; best = kernel }
+        }
+        return best
+    }
+}
+
+/// Weights of a 1x1 convolution / fully connected layer packed for one `GemmKernel`: column panels of
+/// `kernel.columns` output channels, each `K x columns` contiguous (zero-padded past `N`), plus the bias
+/// padded the same way.
+struct PackedGemmWeights: @unchecked Sendable {
+    let k: Int
+    let n: Int
+    let kernel: GemmKernel
+    let panels: FloatBuffer
+    let bias: FloatBuffer
+
+    var panelCount: Int { (n + kernel.columns - 1) / kernel.columns }
+
+    /// `weightsOI` is row-major `[N][K]` (PyTorch's `[out, in]`); `bias` has `N` values or is nil for zero.
+    init(weightsOI: [Float], bias: [Float]?, inChannels k: Int, outChannels n: Int, kernel: GemmKernel) {
+        precondition(weightsOI.count == n * k, "PackedGemmWeights: \(weightsOI.count) weights for \(n)x\(k)")
+        precondition(bias == nil || bias!.count == n, "PackedGemmWeights: bias count")
+        self.k = k
+        self.n = n
+        self.kernel = kernel
+        let nr = kernel.columns
+        let panelCount = (n + nr - 1) / nr
+        panels = FloatBuffer(count: panelCount * k * nr)
+        self.bias = FloatBuffer(count: panelCount * nr)
+        let dst = panels.pointer
+        weightsOI.withUnsafeBufferPointer { w in
+            for j in 0..<n {
+                let panel = j / nr, col = j % nr
+                let base = panel * k * nr + col
+                for kk in 0..<k { dst[base + kk * nr] = w[j * k + kk] }
+            }
+        }
+        if let bias { for j in 0..<n { self.bias.pointer[j] = bias[j] } }
+    }
+}
+
+/// `C[m x N] = epilogue(A[m x K] * W^T + bias)`: the 1x1 convolution over NHWC pixels (m = N*H*W) and the
+/// fully connected layer. The epilogue adds `residual` (same layout as C, leading dimension `ldr`) and then
+/// clamps to [0, 6] when `relu6` is set.
+///
+/// Blocked for the caches: K in blocks of 256 (a packed B block of 256x32 floats is 32 KB, L1-sized),
+/// rows in blocks of 96 that are swept across all column panels while they stay in L2; ragged edges go
+/// through small scratch tiles so the micro-kernel always runs at full size.
+func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeights,
+          c: UnsafeMutablePointer<Float>, ldc: Int, relu6: Bool,
+          residual: UnsafePointer<Float>?, ldr: Int) {
+    let kernel = w.kernel
+    let mr = kernel.rows, nr = kernel.columns
+    let kTotal = w.k, n = w.n
+    let kcBlock = 256, mcBlock = 96
+    let panels = w.panels.pointer, bias = w.bias.pointer
+    withUnsafeTemporaryAllocation(of: Float.self, capacity: mr * kcBlock + 2 * mr * nr) { scratch in
+        let aTile = scratch.baseAddress!
+        let cTile = aTile + mr * kcBlock
+        let rTile = cTile + mr * nr
+        aTile.initialize(repeating: 0, count: mr * kcBlock + 2 * mr * nr)
+        var k0 = 0
+        while k0 < kTotal {
+            let kc = min(kcBlock, kTotal - k0)
+            let first = k0 == 0, last = k0 + kc == kTotal
+            var i0 = 0
+            while i0 < m {
+                let iEnd = min(i0 + mcBlock, m)
+                for panel in 0..<w.panelCount {
+                    let j0 = panel * nr
+                    let cols = min(nr, n - j0)
+                    let bp = panels + panel * kTotal * nr + k0 * nr
+                    let biasP: UnsafePointer<Float>? = first ? UnsafePointer(bias + j0) : nil
+                    var i = i0
+                    while i < iEnd {
+                        let rows = min(mr, iEnd - i)
+                        let resP: UnsafePointer<Float>? = (last && residual != nil) ? residual! + i * ldr + j0 : nil
+                        if rows == mr && cols == nr {
+                            runMicroKernel(kernel, kc: kc, a: a + i * lda + k0, lda: lda, b: bp,
+                                           c: c + i * ldc + j0, ldc: ldc, bias: biasP,
+                                           residual: resP, ldr: ldr, relu6: relu6 && last)
+                        } else {
+                            var aP = a + i * lda + k0
+                            var aLd = lda
+                            if rows < mr {
+                                for r in 0..<rows { (aTile + r * kc).update(from: a + (i + r) * lda + k0, count: kc) }
+                                aP = UnsafePointer(aTile)
+                                aLd = kc
+                            }
+                            if !first {
+                                for r in 0..<rows { (cTile + r * nr).update(from: c + (i + r) * ldc + j0, count: cols) }
+                            }
+                            var tileRes: UnsafePointer<Float>? = nil
+                            if let resP {
+                                for r in 0..<rows { (rTile + r * nr).update(from: resP + r * ldr, count: cols) }
+                                tileRes = UnsafePointer(rTile)
+                            }
+                            runMicroKernel(kernel, kc: kc, a: aP, lda: aLd, b: bp, c: cTile, ldc: nr, bias: biasP,
+                                           residual: tileRes, ldr: nr, relu6: relu6 && last)
+                            for r in 0..<rows { (c + (i + r) * ldc + j0).update(from: cTile + r * nr, count: cols) }
+                        }
+                        i += mr
+                    }
+                }
+                i0 = iEnd
+            }
+            k0 += kc
+        }
+    }
+}
+
+@inline(__always)
+private func runMicroKernel(_ kernel: GemmKernel, kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                            c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                            residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    switch kernel {
+    case .tile8x32:
+        gemmMicro8x32(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case .tile6x16:
+        gemmMicro6x16(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case .tile6x8:
+        gemmMicro6x8(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    }
+}

@@ -1,0 +1,221 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Nanoseconds on the monotonic clock (for kernel selection and benchmarks).
+func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// TensorFlow "SAME" padding along one axis: output `ceil(n / stride)`, the odd extra pixel at the end.
+public func samePadding(inputSize n: Int, kernel k: Int, stride s: Int) -> (output: Int, before: Int, after: Int) {
+    let out = (n + s - 1) / s
+    let total = max((out - 1) * s + k - n, 0)
+    return (out, total / 2, total - total / 2)
+}
+
+@inline(__always) func load16(_ p: UnsafePointer<Float>) -> SIMD16<Float> {
+    UnsafeRawPointer(p).loadUnaligned(as: SIMD16<Float>.self)
+}
+@inline(__always) func load8(_ p: UnsafePointer<Float>) -> SIMD8<Float> {
+    UnsafeRawPointer(p).loadUnaligned(as: SIMD8<Float>.self)
+}
+@inline(__always) func store16(_ v: SIMD16<Float>, _ p: UnsafeMutablePointer<Float>) {
+    UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD16<Float>.self)
+}
+@inline(__always) func store8(_ v: SIMD8<Float>, _ p: UnsafeMutablePointer<Float>) {
+    UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD8<Float>.self)
+}
+
+/// Depthwise k x k convolution over NHWC with TF SAME padding, bias and optional ReLU6.
+/// `weights` is `[k][k][C]` (channel fastest), `bias` has C values.
+///
+/// Interior output pixels are computed four at a time so each weight vector is loaded once per four
+/// outputs; borders take the bounds-checked path.
+func depthwiseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
+                   weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
+                   relu6: Bool, output: UnsafeMutablePointer<Float>) {
+    let (oh, padTop, _) = samePadding(inputSize: h, kernel: k, stride: s)
+    let (ow, padLeft, _) = samePadding(inputSize: w, kernel: k, stride: s)
+    let c16 = ch / 16 * 16
+    let c8 = c16 + (ch - c16) / 8 * 8
+    let lo16 = SIMD16<Float>(repeating: 0), hi16 = SIMD16<Float>(repeating: relu6 ? 6 : .infinity)
+    let lo16v = relu6 ? lo16 : SIMD16<Float>(repeating: -.infinity)
+    let lo8 = SIMD8<Float>(repeating: relu6 ? 0 : -.infinity), hi8 = SIMD8<Float>(repeating: relu6 ? 6 : .infinity)
+    // Output columns whose whole k-wide window lies inside the input.
+    let oxFirstInterior = (padLeft + s - 1) / s
+    let oxEndInterior = w - k + padLeft < 0 ? 0 : max(oxFirstInterior, min(ow, (w - k + padLeft) / s + 1))
+    for b in 0..<batch {
+        let inImage = input + b * h * w * ch
+        let outImage = output + b * oh * ow * ch
+        for oy in 0..<oh {
+            let iy0 = oy * s - padTop
+            let kyLo = max(0, -iy0), kyHi = min(k, h - iy0)
+            var ox = 0
+            while ox < ow {
+                let interior = ox >= oxFirstInterior && ox + 4 <= oxEndInterior
+                if interior && kyLo == 0 && kyHi == k {
+                    // Four outputs, full window, SIMD16 channel chunks.
+                    let ix0 = ox * s - padLeft
+                    let outP = outImage + (oy * ow + ox) * ch
+                    var c = 0
+                    while c < c16 {
+                        let bv = load16(bias + c)
+                        var a0 = bv, a1 = bv, a2 = bv, a3 = bv
+                        for ky in 0..<k {
+                            let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
+                            let wrow = weights + ky * k * ch + c
+                            for kx in 0..<k {
+                                let wv = load16(wrow + kx * ch)
+                                let p = row + kx * ch
+                                a0 += load16(p) * wv
+                                a1 += load16(p + s * ch) * wv
+                                a2 += load16(p + 2 * s * ch) * wv
+                                a3 += load16(p + 3 * s * ch) * wv
+                            }
+                        }
+                        store16(pointwiseMin(pointwiseMax(a0, lo16v), hi16), outP + c)
+                        store16(pointwiseMin(pointwiseMax(a1, lo16v), hi16), outP + ch + c)
+                        store16(pointwiseMin(pointwiseMax(a2, lo16v), hi16), outP + 2 * ch + c)
+                        store16(pointwiseMin(pointwiseMax(a3, lo16v), hi16), outP + 3 * ch + c)
+                        c += 16
+                    }
+                    if c < ch {
+                        for j in 0..<4 {
+                            depthwisePixelTail(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k,
+                                               iy0: iy0, ix0: ix0 + j * s, kyLo: 0, kyHi: k, kxLo: 0, kxHi: k,
+                                               from: c, c8: c8, lo8: lo8, hi8: hi8, relu6: relu6, out: outP + j * ch)
+                        }
+                    }
+                    ox += 4
+                } else {
+                    let ix0 = ox * s - padLeft
+                    let kxLo = max(0, -ix0), kxHi = min(k, w - ix0)
+                    let outP = outImage + (oy * ow + ox) * ch
+                    var c = 0
+                    while c < c16 {
+                        var acc = load16(bias + c)
+                        for ky in kyLo..<kyHi {
+                            let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
+                            let wrow = weights + ky * k * ch + c
+                            for kx in kxLo..<kxHi { acc += load16(row + kx * ch) * load16(wrow + kx * ch) }
+                        }
+                        store16(pointwiseMin(pointwiseMax(acc, lo16v), hi16), outP + c)
+                        c += 16
+                    }
+                    if c < ch {
+                        depthwisePixelTail(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k,
+                                           iy0: iy0, ix0: ix0, kyLo: kyLo, kyHi: kyHi, kxLo: kxLo, kxHi: kxHi,
+                                           from: c, c8: c8, lo8: lo8, hi8: hi8, relu6: relu6, out: outP)
+                    }
+                    ox += 1
+                }
+            }
+        }
+    }
+}
+
+/// Channels `from..<ch` of one depthwise output pixel: SIMD8 chunks, then scalars.
+@inline(__always)
+private func depthwisePixelTail(inImage: UnsafePointer<Float>, w: Int, ch: Int, weights: UnsafePointer<Float>,
+                                bias: UnsafePointer<Float>, k: Int, iy0: Int, ix0: Int,
+                                kyLo: Int, kyHi: Int, kxLo: Int, kxHi: Int, from: Int, c8: Int,
+                                lo8: SIMD8<Float>, hi8: SIMD8<Float>, relu6: Bool, out: UnsafeMutablePointer<Float>) {
+    var c = from
+    while c < c8 {
+        var acc = load8(bias + c)
+        for ky in kyLo..<kyHi {
+            let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
+            let wrow = weights + ky * k * ch + c
+            for kx in kxLo..<kxHi { acc += load8(row + kx * ch) * load8(wrow + kx * ch) }
+        }
+        store8(pointwiseMin(pointwiseMax(acc, lo8), hi8), out + c)
+        c += 8
+    }
+    while c < ch {
+        var acc = bias[c]
+        for ky in kyLo..<kyHi {
+            let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
+            let wrow = weights + ky * k * ch + c
+            for kx in kxLo..<kxHi { acc += row[kx * ch] * wrow[kx * ch] }
+        }
+        out[c] = relu6 ? min(max(acc, 0), 6) : acc
+        c += 1
+    }
+}
+
+/// Dense k x k convolution over NHWC with TF SAME padding (the stem: 3 -> 32 channels, stride 2).
+/// `weights` is `[k][k][Cin][Cout]` (output channel fastest), `bias` has Cout values.
+func denseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, inChannels cin: Int,
+               weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, outChannels cout: Int,
+               kernel k: Int, stride s: Int, relu6: Bool, output: UnsafeMutablePointer<Float>) {
+    let (oh, padTop, _) = samePadding(inputSize: h, kernel: k, stride: s)
+    let (ow, padLeft, _) = samePadding(inputSize: w, kernel: k, stride: s)
+    let c16 = cout / 16 * 16
+    let lo = SIMD16<Float>(repeating: relu6 ? 0 : -.infinity), hi = SIMD16<Float>(repeating: relu6 ? 6 : .infinity)
+    for b in 0..<batch {
+        let inImage = input + b * h * w * cin
+        for oy in 0..<oh {
+            let iy0 = oy * s - padTop
+            let kyLo = max(0, -iy0), kyHi = min(k, h - iy0)
+            for ox in 0..<ow {
+                let ix0 = ox * s - padLeft
+                let kxLo = max(0, -ix0), kxHi = min(k, w - ix0)
+                let outP = output + ((b * oh + oy) * ow + ox) * cout
+                var co = 0
+                while co < c16 {
+                    var acc = load16(bias + co)
+                    for ky in kyLo..<kyHi {
+                        for kx in kxLo..<kxHi {
+                            let px = inImage + ((iy0 + ky) * w + ix0 + kx) * cin
+                            let wp = weights + ((ky * k + kx) * cin) * cout + co
+                            for ci in 0..<cin { acc += SIMD16<Float>(repeating: px[ci]) * load16(wp + ci * cout) }
+                        }
+                    }
+                    store16(pointwiseMin(pointwiseMax(acc, lo), hi), outP + co)
+                    co += 16
+                }
+                while co < cout {
+                    var acc = bias[co]
+                    for ky in kyLo..<kyHi {
+                        for kx in kxLo..<kxHi {
+                            let px = inImage + ((iy0 + ky) * w + ix0 + kx) * cin
+                            let wp = weights + ((ky * k + kx) * cin) * cout + co
+                            for ci in 0..<cin { acc += px[ci] * wp[ci * cout] }
+                        }
+                    }
+                    outP[co] = relu6 ? min(max(acc, 0), 6) : acc
+                    co += 1
+                }
+            }
+        }
+    }
+}
+
+/// Mean over H x W for each image and channel: NHWC in, N x C out.
+func globalAveragePool(input: UnsafePointer<Float>, batch: Int, pixels: Int, channels ch: Int,
+                       output: UnsafeMutablePointer<Float>) {
+    let c16 = ch / 16 * 16
+    let scale = 1 / Float(pixels)
+    for b in 0..<batch {
+        let img = input + b * pixels * ch
+        let out = output + b * ch
+        var c = 0
+        while c < c16 {
+            var acc = SIMD16<Float>(repeating: 0)
+            for p in 0..<pixels { acc += load16(img + p * ch + c) }
+            store16(acc * scale, out + c)
+            c += 16
+        }
+        while c < ch {
+            var acc: Float = 0
+            for p in 0..<pixels { acc += img[p * ch + c] }
+            out[c] = acc * scale
+            c += 1
+        }
+    }
+}
