@@ -51,9 +51,9 @@ for name, mr, lanes, nv in VARIANTS:
         w("        " + "; ".join(f"c{r}_{v} += UnsafeRawPointer(residual + {r} * ldr + {v * lanes}).loadUnaligned(as: V.self)" for v in range(nv)))
     w("    }")
     w("    if relu6 {")
-    w("        let lo = V(repeating: 0), hi = V(repeating: 6)")
+    w("        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.")
     for r in range(mr):
-        w("        " + "; ".join(f"c{r}_{v} = pointwiseMin(pointwiseMax(c{r}_{v}, lo), hi)" for v in range(nv)))
+        w("        " + "; ".join(f"c{r}_{v} = c{r}_{v}.replacing(with: 0, where: c{r}_{v} .< 0).replacing(with: 6, where: c{r}_{v} .> 6)" for v in range(nv)))
     w("    }")
     for r in range(mr):
         w("    " + "; ".join(f"UnsafeMutableRawPointer(c + {r} * ldc + {v * lanes}).storeBytes(of: c{r}_{v}, as: V.self)" for v in range(nv)))

@@ -49,8 +49,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
     let blocks: [Block]
     let head: PointwiseConv2D
     let fc: FullyConnected
-    private let lock = NSLock()
-    private var arena: Arena?
+    let lock = NSLock()
+    var arena: Arena?
 
     /// Every tensor name of the network with its PyTorch shape.
     public static func expectedTensorShapes() -> [String: [Int]] {
@@ -327,4 +327,73 @@ public func softmax(_ logits: [Float]) -> [Float] {
     let e = logits.map { Foundation.exp(Double($0 - m)) }
     let s = e.reduce(0, +)
     return e.map { Float($0 / s) }
+}
+
+/// Time spent in one kind of layer during `EfficientNetLite0.profile`.
+public struct LayerProfile: Sendable, Codable, Equatable {
+    public var kind: String
+    public var milliseconds: Double
+    public var multiplyAdds: Int
+    /// Achieved rate, counting a multiply-add as two operations.
+    public var gflops: Double { milliseconds > 0 ? Double(multiplyAdds) * 2 / (milliseconds * 1e6) : 0 }
+}
+
+extension EfficientNetLite0 {
+    /// Runs the network on one 224 x 224 input `runs` times and sums the time per kind of layer
+    /// (stem, expand 1x1, depthwise, project 1x1, head 1x1, pool + fc): where a forward pass spends its time.
+    public func profile(_ image: FloatImage, runs: Int = 20) throws(FoodVisionError) -> [LayerProfile] {
+        _ = try forward([image])  // sizes the arena
+        lock.lock()
+        defer { lock.unlock() }
+        let a = arena!
+        var totals: [String: (UInt64, Int)] = [:]
+        func timed(_ kind: String, _ macs: Int, _ body: () -> Void) {
+            let t0 = monotonicNanoseconds()
+            body()
+            let dt = monotonicNanoseconds() - t0
+            let old = totals[kind] ?? (0, 0)
+            totals[kind] = (old.0 + dt, old.1 + macs)
+        }
+        for _ in 0..<runs {
+            var (h, w) = stem.outputSize(height: image.height, width: image.width)
+            image.values.withUnsafeBufferPointer { x in
+                timed("stem 3x3", h * w * 27 * Self.stemChannels) {
+                    stem.run(input: x.baseAddress!, batch: 1, height: image.height, width: image.width, output: a.blockA.pointer)
+                }
+            }
+            var current = a.blockA, spare = a.blockB
+            for b in blocks {
+                var source = UnsafePointer(current.pointer)
+                if let expand = b.expand {
+                    let src = source
+                    timed("expand 1x1", h * w * expand.inChannels * expand.outChannels) {
+                        expand.run(input: src, pixels: h * w, residual: nil, output: a.expanded.pointer)
+                    }
+                    source = UnsafePointer(a.expanded.pointer)
+                }
+                let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
+                let src = source, hh = h, ww = w
+                timed("depthwise k\(b.depthwise.kernel)", oh * ow * b.depthwise.channels * b.depthwise.kernel * b.depthwise.kernel) {
+                    b.depthwise.run(input: src, batch: 1, height: hh, width: ww, output: a.depthwise.pointer)
+                }
+                (h, w) = (oh, ow)
+                let cur = current
+                timed("project 1x1", h * w * b.project.inChannels * b.project.outChannels) {
+                    b.project.run(input: a.depthwise.pointer, pixels: oh * ow,
+                                  residual: b.residual ? UnsafePointer(cur.pointer) : nil, output: spare.pointer)
+                }
+                swap(&current, &spare)
+            }
+            let cur = current, hh = h, ww = w
+            timed("head 1x1", h * w * 320 * Self.embeddingSize) {
+                head.run(input: cur.pointer, pixels: hh * ww, residual: nil, output: a.expanded.pointer)
+            }
+            timed("pool + fc", Self.embeddingSize * Self.classCount) {
+                globalAveragePool(input: a.expanded.pointer, batch: 1, pixels: hh * ww, channels: Self.embeddingSize, output: a.pooled.pointer)
+                fc.run(input: a.pooled.pointer, batch: 1, output: a.logits.pointer)
+            }
+        }
+        return totals.map { LayerProfile(kind: $0.key, milliseconds: Double($0.value.0) / 1e6 / Double(runs), multiplyAdds: $0.value.1 / runs) }
+            .sorted { $0.milliseconds > $1.milliseconds }
+    }
 }

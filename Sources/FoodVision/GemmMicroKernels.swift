@@ -76,15 +76,15 @@ func gemmMicro8x32(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<
         c7_0 += UnsafeRawPointer(residual + 7 * ldr + 0).loadUnaligned(as: V.self); c7_1 += UnsafeRawPointer(residual + 7 * ldr + 16).loadUnaligned(as: V.self)
     }
     if relu6 {
-        let lo = V(repeating: 0), hi = V(repeating: 6)
-        c0_0 = pointwiseMin(pointwiseMax(c0_0, lo), hi); c0_1 = pointwiseMin(pointwiseMax(c0_1, lo), hi)
-        c1_0 = pointwiseMin(pointwiseMax(c1_0, lo), hi); c1_1 = pointwiseMin(pointwiseMax(c1_1, lo), hi)
-        c2_0 = pointwiseMin(pointwiseMax(c2_0, lo), hi); c2_1 = pointwiseMin(pointwiseMax(c2_1, lo), hi)
-        c3_0 = pointwiseMin(pointwiseMax(c3_0, lo), hi); c3_1 = pointwiseMin(pointwiseMax(c3_1, lo), hi)
-        c4_0 = pointwiseMin(pointwiseMax(c4_0, lo), hi); c4_1 = pointwiseMin(pointwiseMax(c4_1, lo), hi)
-        c5_0 = pointwiseMin(pointwiseMax(c5_0, lo), hi); c5_1 = pointwiseMin(pointwiseMax(c5_1, lo), hi)
-        c6_0 = pointwiseMin(pointwiseMax(c6_0, lo), hi); c6_1 = pointwiseMin(pointwiseMax(c6_1, lo), hi)
-        c7_0 = pointwiseMin(pointwiseMax(c7_0, lo), hi); c7_1 = pointwiseMin(pointwiseMax(c7_1, lo), hi)
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6); c0_1 = c0_1.replacing(with: 0, where: c0_1 .< 0).replacing(with: 6, where: c0_1 .> 6)
+        c1_0 = c1_0.replacing(with: 0, where: c1_0 .< 0).replacing(with: 6, where: c1_0 .> 6); c1_1 = c1_1.replacing(with: 0, where: c1_1 .< 0).replacing(with: 6, where: c1_1 .> 6)
+        c2_0 = c2_0.replacing(with: 0, where: c2_0 .< 0).replacing(with: 6, where: c2_0 .> 6); c2_1 = c2_1.replacing(with: 0, where: c2_1 .< 0).replacing(with: 6, where: c2_1 .> 6)
+        c3_0 = c3_0.replacing(with: 0, where: c3_0 .< 0).replacing(with: 6, where: c3_0 .> 6); c3_1 = c3_1.replacing(with: 0, where: c3_1 .< 0).replacing(with: 6, where: c3_1 .> 6)
+        c4_0 = c4_0.replacing(with: 0, where: c4_0 .< 0).replacing(with: 6, where: c4_0 .> 6); c4_1 = c4_1.replacing(with: 0, where: c4_1 .< 0).replacing(with: 6, where: c4_1 .> 6)
+        c5_0 = c5_0.replacing(with: 0, where: c5_0 .< 0).replacing(with: 6, where: c5_0 .> 6); c5_1 = c5_1.replacing(with: 0, where: c5_1 .< 0).replacing(with: 6, where: c5_1 .> 6)
+        c6_0 = c6_0.replacing(with: 0, where: c6_0 .< 0).replacing(with: 6, where: c6_0 .> 6); c6_1 = c6_1.replacing(with: 0, where: c6_1 .< 0).replacing(with: 6, where: c6_1 .> 6)
+        c7_0 = c7_0.replacing(with: 0, where: c7_0 .< 0).replacing(with: 6, where: c7_0 .> 6); c7_1 = c7_1.replacing(with: 0, where: c7_1 .< 0).replacing(with: 6, where: c7_1 .> 6)
     }
     UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self); UnsafeMutableRawPointer(c + 0 * ldc + 16).storeBytes(of: c0_1, as: V.self)
     UnsafeMutableRawPointer(c + 1 * ldc + 0).storeBytes(of: c1_0, as: V.self); UnsafeMutableRawPointer(c + 1 * ldc + 16).storeBytes(of: c1_1, as: V.self)
@@ -158,13 +158,13 @@ func gemmMicro6x16(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<
         c5_0 += UnsafeRawPointer(residual + 5 * ldr + 0).loadUnaligned(as: V.self); c5_1 += UnsafeRawPointer(residual + 5 * ldr + 8).loadUnaligned(as: V.self)
     }
     if relu6 {
-        let lo = V(repeating: 0), hi = V(repeating: 6)
-        c0_0 = pointwiseMin(pointwiseMax(c0_0, lo), hi); c0_1 = pointwiseMin(pointwiseMax(c0_1, lo), hi)
-        c1_0 = pointwiseMin(pointwiseMax(c1_0, lo), hi); c1_1 = pointwiseMin(pointwiseMax(c1_1, lo), hi)
-        c2_0 = pointwiseMin(pointwiseMax(c2_0, lo), hi); c2_1 = pointwiseMin(pointwiseMax(c2_1, lo), hi)
-        c3_0 = pointwiseMin(pointwiseMax(c3_0, lo), hi); c3_1 = pointwiseMin(pointwiseMax(c3_1, lo), hi)
-        c4_0 = pointwiseMin(pointwiseMax(c4_0, lo), hi); c4_1 = pointwiseMin(pointwiseMax(c4_1, lo), hi)
-        c5_0 = pointwiseMin(pointwiseMax(c5_0, lo), hi); c5_1 = pointwiseMin(pointwiseMax(c5_1, lo), hi)
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6); c0_1 = c0_1.replacing(with: 0, where: c0_1 .< 0).replacing(with: 6, where: c0_1 .> 6)
+        c1_0 = c1_0.replacing(with: 0, where: c1_0 .< 0).replacing(with: 6, where: c1_0 .> 6); c1_1 = c1_1.replacing(with: 0, where: c1_1 .< 0).replacing(with: 6, where: c1_1 .> 6)
+        c2_0 = c2_0.replacing(with: 0, where: c2_0 .< 0).replacing(with: 6, where: c2_0 .> 6); c2_1 = c2_1.replacing(with: 0, where: c2_1 .< 0).replacing(with: 6, where: c2_1 .> 6)
+        c3_0 = c3_0.replacing(with: 0, where: c3_0 .< 0).replacing(with: 6, where: c3_0 .> 6); c3_1 = c3_1.replacing(with: 0, where: c3_1 .< 0).replacing(with: 6, where: c3_1 .> 6)
+        c4_0 = c4_0.replacing(with: 0, where: c4_0 .< 0).replacing(with: 6, where: c4_0 .> 6); c4_1 = c4_1.replacing(with: 0, where: c4_1 .< 0).replacing(with: 6, where: c4_1 .> 6)
+        c5_0 = c5_0.replacing(with: 0, where: c5_0 .< 0).replacing(with: 6, where: c5_0 .> 6); c5_1 = c5_1.replacing(with: 0, where: c5_1 .< 0).replacing(with: 6, where: c5_1 .> 6)
     }
     UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self); UnsafeMutableRawPointer(c + 0 * ldc + 8).storeBytes(of: c0_1, as: V.self)
     UnsafeMutableRawPointer(c + 1 * ldc + 0).storeBytes(of: c1_0, as: V.self); UnsafeMutableRawPointer(c + 1 * ldc + 8).storeBytes(of: c1_1, as: V.self)
@@ -236,13 +236,13 @@ func gemmMicro6x8(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<F
         c5_0 += UnsafeRawPointer(residual + 5 * ldr + 0).loadUnaligned(as: V.self); c5_1 += UnsafeRawPointer(residual + 5 * ldr + 4).loadUnaligned(as: V.self)
     }
     if relu6 {
-        let lo = V(repeating: 0), hi = V(repeating: 6)
-        c0_0 = pointwiseMin(pointwiseMax(c0_0, lo), hi); c0_1 = pointwiseMin(pointwiseMax(c0_1, lo), hi)
-        c1_0 = pointwiseMin(pointwiseMax(c1_0, lo), hi); c1_1 = pointwiseMin(pointwiseMax(c1_1, lo), hi)
-        c2_0 = pointwiseMin(pointwiseMax(c2_0, lo), hi); c2_1 = pointwiseMin(pointwiseMax(c2_1, lo), hi)
-        c3_0 = pointwiseMin(pointwiseMax(c3_0, lo), hi); c3_1 = pointwiseMin(pointwiseMax(c3_1, lo), hi)
-        c4_0 = pointwiseMin(pointwiseMax(c4_0, lo), hi); c4_1 = pointwiseMin(pointwiseMax(c4_1, lo), hi)
-        c5_0 = pointwiseMin(pointwiseMax(c5_0, lo), hi); c5_1 = pointwiseMin(pointwiseMax(c5_1, lo), hi)
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6); c0_1 = c0_1.replacing(with: 0, where: c0_1 .< 0).replacing(with: 6, where: c0_1 .> 6)
+        c1_0 = c1_0.replacing(with: 0, where: c1_0 .< 0).replacing(with: 6, where: c1_0 .> 6); c1_1 = c1_1.replacing(with: 0, where: c1_1 .< 0).replacing(with: 6, where: c1_1 .> 6)
+        c2_0 = c2_0.replacing(with: 0, where: c2_0 .< 0).replacing(with: 6, where: c2_0 .> 6); c2_1 = c2_1.replacing(with: 0, where: c2_1 .< 0).replacing(with: 6, where: c2_1 .> 6)
+        c3_0 = c3_0.replacing(with: 0, where: c3_0 .< 0).replacing(with: 6, where: c3_0 .> 6); c3_1 = c3_1.replacing(with: 0, where: c3_1 .< 0).replacing(with: 6, where: c3_1 .> 6)
+        c4_0 = c4_0.replacing(with: 0, where: c4_0 .< 0).replacing(with: 6, where: c4_0 .> 6); c4_1 = c4_1.replacing(with: 0, where: c4_1 .< 0).replacing(with: 6, where: c4_1 .> 6)
+        c5_0 = c5_0.replacing(with: 0, where: c5_0 .< 0).replacing(with: 6, where: c5_0 .> 6); c5_1 = c5_1.replacing(with: 0, where: c5_1 .< 0).replacing(with: 6, where: c5_1 .> 6)
     }
     UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self); UnsafeMutableRawPointer(c + 0 * ldc + 4).storeBytes(of: c0_1, as: V.self)
     UnsafeMutableRawPointer(c + 1 * ldc + 0).storeBytes(of: c1_0, as: V.self); UnsafeMutableRawPointer(c + 1 * ldc + 4).storeBytes(of: c1_1, as: V.self)

@@ -4,4 +4,5 @@ import ArgumentParser
 let registeredSubcommands: [any ParsableCommand.Type] = [
     AnalyzeCommand.self,
     ModelCommand.self,
+    BenchCommand.self,
 ]
