@@ -9,6 +9,10 @@ VARIANTS = [  # (name, MR, lanes, NV)
     ("8x32", 8, 16, 2),
     ("6x16", 6, 8, 2),
     ("6x8", 6, 4, 2),
+    # One-row companions for the last rows of M and for fully connected layers on small batches.
+    ("1x32", 1, 16, 2),
+    ("1x16", 1, 8, 2),
+    ("1x8", 1, 4, 2),
 ]
 
 out = []

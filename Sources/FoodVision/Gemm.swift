@@ -87,7 +87,7 @@ struct PackedGemmWeights: @unchecked Sendable {
 ///
 /// Blocked for the caches: K in blocks of 256 (a packed B block of 256x32 floats is 32 KB, L1-sized),
 /// rows in blocks of 96 that are swept across all column panels while they stay in L2; ragged edges go
-/// through small scratch tiles so the micro-kernel always runs at full size.
+/// through a small scratch tile (columns) or one-row kernels (the last rows, and M = 1 for a classifier).
 func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeights,
           c: UnsafeMutablePointer<Float>, ldc: Int, relu6: Bool,
           residual: UnsafePointer<Float>?, ldr: Int) {
@@ -96,11 +96,11 @@ func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeight
     let kTotal = w.k, n = w.n
     let kcBlock = 256, mcBlock = 96
     let panels = w.panels.pointer, bias = w.bias.pointer
-    withUnsafeTemporaryAllocation(of: Float.self, capacity: mr * kcBlock + 2 * mr * nr) { scratch in
-        let aTile = scratch.baseAddress!
-        let cTile = aTile + mr * kcBlock
+    withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * mr * nr) { scratch in
+        // Column-edge tiles (N not a multiple of the tile) run into these and are copied out.
+        let cTile = scratch.baseAddress!
         let rTile = cTile + mr * nr
-        aTile.initialize(repeating: 0, count: mr * kcBlock + 2 * mr * nr)
+        cTile.initialize(repeating: 0, count: 2 * mr * nr)
         var k0 = 0
         while k0 < kTotal {
             let kc = min(kcBlock, kTotal - k0)
@@ -111,34 +111,38 @@ func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeight
                 for panel in 0..<w.panelCount {
                     let j0 = panel * nr
                     let cols = min(nr, n - j0)
+                    let direct = cols == nr
                     let bp = panels + panel * kTotal * nr + k0 * nr
                     let biasP: UnsafePointer<Float>? = first ? UnsafePointer(bias + j0) : nil
                     var i = i0
                     while i < iEnd {
                         let rows = min(mr, iEnd - i)
-                        let resP: UnsafePointer<Float>? = (last && residual != nil) ? residual! + i * ldr + j0 : nil
-                        if rows == mr && cols == nr {
-                            runMicroKernel(kernel, kc: kc, a: a + i * lda + k0, lda: lda, b: bp,
-                                           c: c + i * ldc + j0, ldc: ldc, bias: biasP,
-                                           residual: resP, ldr: ldr, relu6: relu6 && last)
-                        } else {
-                            var aP = a + i * lda + k0
-                            var aLd = lda
-                            if rows < mr {
-                                for r in 0..<rows { (aTile + r * kc).update(from: a + (i + r) * lda + k0, count: kc) }
-                                aP = UnsafePointer(aTile)
-                                aLd = kc
-                            }
+                        var resP: UnsafePointer<Float>? = (last && residual != nil) ? residual! + i * ldr + j0 : nil
+                        var resLd = ldr
+                        var cP = c + i * ldc + j0
+                        var cLd = ldc
+                        if !direct {
                             if !first {
-                                for r in 0..<rows { (cTile + r * nr).update(from: c + (i + r) * ldc + j0, count: cols) }
+                                for r in 0..<rows { (cTile + r * nr).update(from: cP + r * ldc, count: cols) }
                             }
-                            var tileRes: UnsafePointer<Float>? = nil
-                            if let resP {
-                                for r in 0..<rows { (rTile + r * nr).update(from: resP + r * ldr, count: cols) }
-                                tileRes = UnsafePointer(rTile)
+                            if let res = resP {
+                                for r in 0..<rows { (rTile + r * nr).update(from: res + r * ldr, count: cols) }
+                                resP = UnsafePointer(rTile)
+                                resLd = nr
                             }
-                            runMicroKernel(kernel, kc: kc, a: aP, lda: aLd, b: bp, c: cTile, ldc: nr, bias: biasP,
-                                           residual: tileRes, ldr: nr, relu6: relu6 && last)
+                            cP = cTile
+                            cLd = nr
+                        }
+                        if rows == mr {
+                            runMicroKernel(kernel, kc: kc, a: a + i * lda + k0, lda: lda, b: bp, c: cP, ldc: cLd,
+                                           bias: biasP, residual: resP, ldr: resLd, relu6: relu6 && last)
+                        } else {
+                            for r in 0..<rows {
+                                runRowKernel(kernel, kc: kc, a: a + (i + r) * lda + k0, b: bp, c: cP + r * cLd, bias: biasP,
+                                             residual: resP.map { $0 + r * resLd }, relu6: relu6 && last)
+                            }
+                        }
+                        if !direct {
                             for r in 0..<rows { (c + (i + r) * ldc + j0).update(from: cTile + r * nr, count: cols) }
                         }
                         i += mr
@@ -148,6 +152,20 @@ func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeight
             }
             k0 += kc
         }
+    }
+}
+
+@inline(__always)
+private func runRowKernel(_ kernel: GemmKernel, kc: Int, a: UnsafePointer<Float>, b: UnsafePointer<Float>,
+                          c: UnsafeMutablePointer<Float>, bias: UnsafePointer<Float>?,
+                          residual: UnsafePointer<Float>?, relu6: Bool) {
+    switch kernel {
+    case .tile8x32:
+        gemmMicro1x32(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case .tile6x16:
+        gemmMicro1x16(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case .tile6x8:
+        gemmMicro1x8(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
     }
 }
 

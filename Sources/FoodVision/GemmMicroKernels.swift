@@ -252,3 +252,102 @@ func gemmMicro6x8(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<F
     UnsafeMutableRawPointer(c + 5 * ldc + 0).storeBytes(of: c5_0, as: V.self); UnsafeMutableRawPointer(c + 5 * ldc + 4).storeBytes(of: c5_1, as: V.self)
 }
 
+/// C[1x32] = (bias or C) + A[1xkc] * Bpanel[kcx32], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro1x32(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD16<Float>
+    var c0_0: V, c0_1: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        let bias1 = UnsafeRawPointer(bias + 16).loadUnaligned(as: V.self)
+        c0_0 = bias0; c0_1 = bias1
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self); c0_1 = UnsafeRawPointer(c + 0 * ldc + 16).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let b1 = UnsafeRawPointer(bp + 16).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0 += x0 * b0; c0_1 += x0 * b1
+        bp += 32
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self); c0_1 += UnsafeRawPointer(residual + 0 * ldr + 16).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6); c0_1 = c0_1.replacing(with: 0, where: c0_1 .< 0).replacing(with: 6, where: c0_1 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self); UnsafeMutableRawPointer(c + 0 * ldc + 16).storeBytes(of: c0_1, as: V.self)
+}
+
+/// C[1x16] = (bias or C) + A[1xkc] * Bpanel[kcx16], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro1x16(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD8<Float>
+    var c0_0: V, c0_1: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        let bias1 = UnsafeRawPointer(bias + 8).loadUnaligned(as: V.self)
+        c0_0 = bias0; c0_1 = bias1
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self); c0_1 = UnsafeRawPointer(c + 0 * ldc + 8).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let b1 = UnsafeRawPointer(bp + 8).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0 += x0 * b0; c0_1 += x0 * b1
+        bp += 16
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self); c0_1 += UnsafeRawPointer(residual + 0 * ldr + 8).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6); c0_1 = c0_1.replacing(with: 0, where: c0_1 .< 0).replacing(with: 6, where: c0_1 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self); UnsafeMutableRawPointer(c + 0 * ldc + 8).storeBytes(of: c0_1, as: V.self)
+}
+
+/// C[1x8] = (bias or C) + A[1xkc] * Bpanel[kcx8], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro1x8(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD4<Float>
+    var c0_0: V, c0_1: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        let bias1 = UnsafeRawPointer(bias + 4).loadUnaligned(as: V.self)
+        c0_0 = bias0; c0_1 = bias1
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self); c0_1 = UnsafeRawPointer(c + 0 * ldc + 4).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let b1 = UnsafeRawPointer(bp + 4).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0 += x0 * b0; c0_1 += x0 * b1
+        bp += 8
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self); c0_1 += UnsafeRawPointer(residual + 0 * ldr + 4).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6); c0_1 = c0_1.replacing(with: 0, where: c0_1 .< 0).replacing(with: 6, where: c0_1 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self); UnsafeMutableRawPointer(c + 0 * ldc + 4).storeBytes(of: c0_1, as: V.self)
+}
+

@@ -49,6 +49,20 @@ public func samePadding(inputSize n: Int, kernel k: Int, stride s: Int) -> (outp
 func depthwiseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
                    weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
                    relu6: Bool, output: UnsafeMutablePointer<Float>) {
+    // Constant kernel sizes let the compiler unroll the tap loops of the interior paths.
+    switch (k, s) {
+    case (3, 1): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 3, stride: 1, relu6: relu6, output: output)
+    case (3, 2): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 3, stride: 2, relu6: relu6, output: output)
+    case (5, 1): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 5, stride: 1, relu6: relu6, output: output)
+    case (5, 2): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 5, stride: 2, relu6: relu6, output: output)
+    default: depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: k, stride: s, relu6: relu6, output: output)
+    }
+}
+
+@inline(__always)
+private func depthwiseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
+                                weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
+                                relu6: Bool, output: UnsafeMutablePointer<Float>) {
     let (oh, padTop, _) = samePadding(inputSize: h, kernel: k, stride: s)
     let (ow, padLeft, _) = samePadding(inputSize: w, kernel: k, stride: s)
     let c16 = ch / 16 * 16
@@ -99,6 +113,27 @@ func depthwiseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width
                         }
                     }
                     ox += 4
+                } else if ox >= oxFirstInterior && ox < oxEndInterior && kyLo == 0 && kyHi == k {
+                    // One output, full window.
+                    let ix0 = ox * s - padLeft
+                    let outP = outImage + (oy * ow + ox) * ch
+                    var c = 0
+                    while c < c16 {
+                        var acc = load16(bias + c)
+                        for ky in 0..<k {
+                            let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
+                            let wrow = weights + ky * k * ch + c
+                            for kx in 0..<k { acc += load16(row + kx * ch) * load16(wrow + kx * ch) }
+                        }
+                        store16(relu6 ? clamp6(acc) : acc, outP + c)
+                        c += 16
+                    }
+                    if c < ch {
+                        depthwisePixelTail(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k,
+                                           iy0: iy0, ix0: ix0, kyLo: 0, kyHi: k, kxLo: 0, kxHi: k,
+                                           from: c, c8: c8, relu6: relu6, out: outP)
+                    }
+                    ox += 1
                 } else {
                     let ix0 = ox * s - padLeft
                     let kxLo = max(0, -ix0), kxHi = min(k, w - ix0)
@@ -167,11 +202,39 @@ func denseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: 
         for oy in 0..<oh {
             let iy0 = oy * s - padTop
             let kyLo = max(0, -iy0), kyHi = min(k, h - iy0)
-            for ox in 0..<ow {
+            var ox = 0
+            while ox < ow {
                 let ix0 = ox * s - padLeft
                 let kxLo = max(0, -ix0), kxHi = min(k, w - ix0)
                 let outP = output + ((b * oh + oy) * ow + ox) * cout
                 var co = 0
+                if ix0 >= 0 && (ox + 3) * s - padLeft + k <= w && ox + 4 <= ow && cout == c16 {
+                    // Four outputs share each weight load.
+                    while co < c16 {
+                        let bv = load16(bias + co)
+                        var a0 = bv, a1 = bv, a2 = bv, a3 = bv
+                        for ky in kyLo..<kyHi {
+                            for kx in 0..<k {
+                                let px = inImage + ((iy0 + ky) * w + ix0 + kx) * cin
+                                let wp = weights + ((ky * k + kx) * cin) * cout + co
+                                for ci in 0..<cin {
+                                    let wv = load16(wp + ci * cout)
+                                    a0 += SIMD16<Float>(repeating: px[ci]) * wv
+                                    a1 += SIMD16<Float>(repeating: px[s * cin + ci]) * wv
+                                    a2 += SIMD16<Float>(repeating: px[2 * s * cin + ci]) * wv
+                                    a3 += SIMD16<Float>(repeating: px[3 * s * cin + ci]) * wv
+                                }
+                            }
+                        }
+                        store16(relu6 ? clamp6(a0) : a0, outP + co)
+                        store16(relu6 ? clamp6(a1) : a1, outP + cout + co)
+                        store16(relu6 ? clamp6(a2) : a2, outP + 2 * cout + co)
+                        store16(relu6 ? clamp6(a3) : a3, outP + 3 * cout + co)
+                        co += 16
+                    }
+                    ox += 4
+                    continue
+                }
                 while co < c16 {
                     var acc = load16(bias + co)
                     for ky in kyLo..<kyHi {
@@ -196,6 +259,7 @@ func denseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: 
                     outP[co] = relu6 ? min(max(acc, 0), 6) : acc
                     co += 1
                 }
+                ox += 1
             }
         }
     }
