@@ -341,7 +341,7 @@ public struct LayerProfile: Sendable, Codable, Equatable {
 extension EfficientNetLite0 {
     /// Runs the network on one 224 x 224 input `runs` times and sums the time per kind of layer
     /// (stem, expand 1x1, depthwise, project 1x1, head 1x1, pool + fc): where a forward pass spends its time.
-    public func profile(_ image: FloatImage, runs: Int = 20) throws(FoodVisionError) -> [LayerProfile] {
+    public func profile(_ image: FloatImage, runs: Int = 20, perLayer: Bool = false) throws(FoodVisionError) -> [LayerProfile] {
         _ = try forward([image])  // sizes the arena
         lock.lock()
         defer { lock.unlock() }
@@ -366,19 +366,19 @@ extension EfficientNetLite0 {
                 var source = UnsafePointer(current.pointer)
                 if let expand = b.expand {
                     let src = source
-                    timed("expand 1x1", h * w * expand.inChannels * expand.outChannels) {
+                    timed(perLayer ? "expand \(h)x\(w)x\(expand.inChannels)->\(expand.outChannels)" : "expand 1x1", h * w * expand.inChannels * expand.outChannels) {
                         expand.run(input: src, pixels: h * w, residual: nil, output: a.expanded.pointer)
                     }
                     source = UnsafePointer(a.expanded.pointer)
                 }
                 let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
                 let src = source, hh = h, ww = w
-                timed("depthwise k\(b.depthwise.kernel)", oh * ow * b.depthwise.channels * b.depthwise.kernel * b.depthwise.kernel) {
+                timed(perLayer ? "dw k\(b.depthwise.kernel)s\(b.depthwise.stride) \(h)x\(w)x\(b.depthwise.channels)" : "depthwise k\(b.depthwise.kernel)", oh * ow * b.depthwise.channels * b.depthwise.kernel * b.depthwise.kernel) {
                     b.depthwise.run(input: src, batch: 1, height: hh, width: ww, output: a.depthwise.pointer)
                 }
                 (h, w) = (oh, ow)
                 let cur = current
-                timed("project 1x1", h * w * b.project.inChannels * b.project.outChannels) {
+                timed(perLayer ? "project \(oh)x\(ow)x\(b.project.inChannels)->\(b.project.outChannels)" : "project 1x1", h * w * b.project.inChannels * b.project.outChannels) {
                     b.project.run(input: a.depthwise.pointer, pixels: oh * ow,
                                   residual: b.residual ? UnsafePointer(cur.pointer) : nil, output: spare.pointer)
                 }

@@ -26,11 +26,12 @@ public func samePadding(inputSize n: Int, kernel k: Int, stride s: Int) -> (outp
 }
 /// ReLU6 on a vector. `replacing(with:where:)` compiles to compares and blends; the standard library's
 /// `pointwiseMin`/`pointwiseMax` on SIMD types compile to a scalar loop through the stack (measured: 10x slower
-/// depthwise layers), so they are not used in kernels.
-@inline(__always) func clamp6(_ v: SIMD16<Float>) -> SIMD16<Float> {
+/// depthwise layers), so they are not used in kernels. `@_transparent` because `@inline(__always)` was not
+/// honoured here (perf showed calls passing the vector in four xmm registers).
+@_transparent func clamp6(_ v: SIMD16<Float>) -> SIMD16<Float> {
     v.replacing(with: 0, where: v .< 0).replacing(with: 6, where: v .> 6)
 }
-@inline(__always) func clamp6(_ v: SIMD8<Float>) -> SIMD8<Float> {
+@_transparent func clamp6(_ v: SIMD8<Float>) -> SIMD8<Float> {
     v.replacing(with: 0, where: v .< 0).replacing(with: 6, where: v .> 6)
 }
 
@@ -59,8 +60,10 @@ func depthwiseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width
     }
 }
 
-@inline(__always)
-private func depthwiseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
+/// `@_transparent` so each call in `depthwiseConv` is inlined with a constant k and stride (with
+/// `@inline(__always)` the compiler kept one out-of-line copy with runtime loop bounds).
+@_transparent
+func depthwiseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
                                 weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
                                 relu6: Bool, output: UnsafeMutablePointer<Float>) {
     let (oh, padTop, _) = samePadding(inputSize: h, kernel: k, stride: s)

@@ -51,6 +51,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Also print where the time goes, per kind of layer.")
     var layers = false
 
+    @Flag(help: "With --layers: one line per layer instead of per kind.")
+    var perLayer = false
+
     @Flag(help: "Do not run the onnxruntime comparison.")
     var skipOnnxruntime = false
 
@@ -120,7 +123,7 @@ struct BenchCommand: AsyncParsableCommand {
                           parity: parity)
 
         var layerProfile: [LayerProfile]?
-        if layers { layerProfile = try network.profile(image, runs: runs) }
+        if layers { layerProfile = try network.profile(image, runs: runs, perLayer: perLayer) }
 
         var ort: OrtResult?
         var ortNote: String?
@@ -182,9 +185,9 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if let layers = r.layers {
             print("")
-            print(Output.pad("layer kind", 16) + Output.padLeft("ms", 9) + Output.padLeft("MMAC", 9) + Output.padLeft("GFLOP/s", 9))
+            print(Output.pad("layer", 28) + Output.padLeft("ms", 9) + Output.padLeft("MMAC", 9) + Output.padLeft("GFLOP/s", 9))
             for l in layers {
-                print(Output.pad(l.kind, 16) + fmt(l.milliseconds) + Output.padLeft(String(format: "%.1f", Double(l.multiplyAdds) / 1e6), 9)
+                print(Output.pad(l.kind, 28) + fmt(l.milliseconds) + Output.padLeft(String(format: "%.1f", Double(l.multiplyAdds) / 1e6), 9)
                       + Output.padLeft(String(format: "%.1f", l.gflops), 9))
             }
         }
