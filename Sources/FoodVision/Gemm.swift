@@ -56,7 +56,13 @@ struct PackedGemmWeights: @unchecked Sendable {
     let panels: FloatBuffer
     let bias: FloatBuffer
 
+    /// Panels of the full tile width; a remainder of at most half a tile goes in one half-width panel
+    /// (most layers here have N = 16 mod 32, which would otherwise waste half of their last tile).
+    var fullPanels: Int { n / kernel.columns }
+    var halfLast: Bool { n % kernel.columns > 0 && n % kernel.columns <= kernel.columns / 2 }
     var panelCount: Int { (n + kernel.columns - 1) / kernel.columns }
+
+    func panelWidth(_ panel: Int) -> Int { panel == fullPanels && halfLast ? kernel.columns / 2 : kernel.columns }
 
     /// `weightsOI` is row-major `[N][K]` (PyTorch's `[out, in]`); `bias` has `N` values or is nil for zero.
     init(weightsOI: [Float], bias: [Float]?, inChannels k: Int, outChannels n: Int, kernel: GemmKernel) {
@@ -71,10 +77,13 @@ struct PackedGemmWeights: @unchecked Sendable {
         self.bias = FloatBuffer(count: panelCount * nr)
         let dst = panels.pointer
         weightsOI.withUnsafeBufferPointer { w in
-            for j in 0..<n {
+            let rem = n % nr
+        let halfLast = rem > 0 && rem <= nr / 2
+        for j in 0..<n {
                 let panel = j / nr, col = j % nr
+                let width = panel == n / nr && halfLast ? nr / 2 : nr
                 let base = panel * k * nr + col
-                for kk in 0..<k { dst[base + kk * nr] = w[j * k + kk] }
+                for kk in 0..<k { dst[base + kk * width] = w[j * k + kk] }
             }
         }
         if let bias { for j in 0..<n { self.bias.pointer[j] = bias[j] } }
@@ -110,9 +119,11 @@ func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeight
                 let iEnd = min(i0 + mcBlock, m)
                 for panel in 0..<w.panelCount {
                     let j0 = panel * nr
-                    let cols = min(nr, n - j0)
-                    let direct = cols == nr
-                    let bp = panels + panel * kTotal * nr + k0 * nr
+                    let width = w.panelWidth(panel)
+                    let half = width < nr
+                    let cols = min(width, n - j0)
+                    let direct = cols == width
+                    let bp = panels + panel * kTotal * nr + k0 * width
                     let biasP: UnsafePointer<Float>? = first ? UnsafePointer(bias + j0) : nil
                     var i = i0
                     while i < iEnd {
@@ -123,27 +134,27 @@ func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeight
                         var cLd = ldc
                         if !direct {
                             if !first {
-                                for r in 0..<rows { (cTile + r * nr).update(from: cP + r * ldc, count: cols) }
+                                for r in 0..<rows { (cTile + r * width).update(from: cP + r * ldc, count: cols) }
                             }
                             if let res = resP {
-                                for r in 0..<rows { (rTile + r * nr).update(from: res + r * ldr, count: cols) }
+                                for r in 0..<rows { (rTile + r * width).update(from: res + r * ldr, count: cols) }
                                 resP = UnsafePointer(rTile)
-                                resLd = nr
+                                resLd = width
                             }
                             cP = cTile
-                            cLd = nr
+                            cLd = width
                         }
                         if rows == mr {
-                            runMicroKernel(kernel, kc: kc, a: a + i * lda + k0, lda: lda, b: bp, c: cP, ldc: cLd,
+                            runMicroKernel(kernel, half: half, kc: kc, a: a + i * lda + k0, lda: lda, b: bp, c: cP, ldc: cLd,
                                            bias: biasP, residual: resP, ldr: resLd, relu6: relu6 && last)
                         } else {
                             for r in 0..<rows {
-                                runRowKernel(kernel, kc: kc, a: a + (i + r) * lda + k0, b: bp, c: cP + r * cLd, bias: biasP,
+                                runRowKernel(kernel, half: half, kc: kc, a: a + (i + r) * lda + k0, b: bp, c: cP + r * cLd, bias: biasP,
                                              residual: resP.map { $0 + r * resLd }, relu6: relu6 && last)
                             }
                         }
                         if !direct {
-                            for r in 0..<rows { (c + (i + r) * ldc + j0).update(from: cTile + r * nr, count: cols) }
+                            for r in 0..<rows { (c + (i + r) * ldc + j0).update(from: cTile + r * width, count: cols) }
                         }
                         i += mr
                     }
@@ -156,29 +167,29 @@ func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeight
 }
 
 @inline(__always)
-private func runRowKernel(_ kernel: GemmKernel, kc: Int, a: UnsafePointer<Float>, b: UnsafePointer<Float>,
+private func runRowKernel(_ kernel: GemmKernel, half: Bool, kc: Int, a: UnsafePointer<Float>, b: UnsafePointer<Float>,
                           c: UnsafeMutablePointer<Float>, bias: UnsafePointer<Float>?,
                           residual: UnsafePointer<Float>?, relu6: Bool) {
-    switch kernel {
-    case .tile8x32:
-        gemmMicro1x32(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
-    case .tile6x16:
-        gemmMicro1x16(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
-    case .tile6x8:
-        gemmMicro1x8(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    switch (kernel, half) {
+    case (.tile8x32, false): gemmMicro1x16x2(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile8x32, true): gemmMicro1x16x1(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile6x16, false): gemmMicro1x8x2(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile6x16, true): gemmMicro1x8x1(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile6x8, false): gemmMicro1x4x2(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile6x8, true): gemmMicro1x4x1(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
     }
 }
 
 @inline(__always)
-private func runMicroKernel(_ kernel: GemmKernel, kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+private func runMicroKernel(_ kernel: GemmKernel, half: Bool, kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
                             c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
                             residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
-    switch kernel {
-    case .tile8x32:
-        gemmMicro8x32(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
-    case .tile6x16:
-        gemmMicro6x16(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
-    case .tile6x8:
-        gemmMicro6x8(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    switch (kernel, half) {
+    case (.tile8x32, false): gemmMicro8x16x2(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile8x32, true): gemmMicro8x16x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile6x16, false): gemmMicro6x8x2(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile6x16, true): gemmMicro6x8x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile6x8, false): gemmMicro6x4x2(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile6x8, true): gemmMicro6x4x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
     }
 }

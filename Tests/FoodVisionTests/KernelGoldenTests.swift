@@ -53,7 +53,7 @@ import Testing
     @Test(arguments: GemmKernel.allCases)
     func pointwiseMatchesNaive(_ kernel: GemmKernel) {
         let shapes = [(1, 5, 7, 3, 33), (2, 3, 5, 17, 45), (1, 1, 1, 300, 7), (1, 13, 11, 96, 24), (1, 10, 10, 257, 40),
-                      (2, 4, 4, 64, 64), (1, 7, 7, 320, 128)]
+                      (2, 4, 4, 64, 64), (1, 7, 7, 320, 128), (1, 9, 9, 32, 16), (1, 5, 6, 48, 80), (1, 1, 1, 1280, 1000)]
         var rng = TestRandom(seed: 42)
         for (n, h, w, ci, co) in shapes {
             let x = Tensor(batch: n, height: h, width: w, channels: ci, values: rng.floats(n * h * w * ci))
