@@ -199,16 +199,17 @@ public final class EfficientNetLite0: @unchecked Sendable {
     final class Arena {
         let batch: Int, height: Int, width: Int
         let blockA: FloatBuffer, blockB: FloatBuffer, expanded: FloatBuffer, depthwise: FloatBuffer
-        let pooled: FloatBuffer, logits: FloatBuffer
+        let pooled: FloatBuffer, logits: FloatBuffer, padded: FloatBuffer
 
         init(batch: Int, height: Int, width: Int, network: EfficientNetLite0) {
             self.batch = batch; self.height = height; self.width = width
             var h = samePadding(inputSize: height, kernel: 3, stride: 2).output
             var w = samePadding(inputSize: width, kernel: 3, stride: 2).output
-            var blockMax = h * w * EfficientNetLite0.stemChannels, expandMax = 0, dwMax = 0
+            var blockMax = h * w * EfficientNetLite0.stemChannels, expandMax = 0, dwMax = 0, paddedMax = 0
             for b in network.blocks {
                 let mid = b.depthwise.channels
                 expandMax = max(expandMax, h * w * mid)
+                paddedMax = max(paddedMax, b.depthwise.paddedScratchCount(height: h, width: w))
                 (h, w) = b.depthwise.outputSize(height: h, width: w)
                 dwMax = max(dwMax, h * w * mid)
                 blockMax = max(blockMax, h * w * b.project.outChannels)
@@ -220,6 +221,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
             depthwise = FloatBuffer(count: batch * dwMax)
             pooled = FloatBuffer(count: batch * EfficientNetLite0.embeddingSize)
             logits = FloatBuffer(count: batch * EfficientNetLite0.classCount)
+            padded = FloatBuffer(count: paddedMax)
         }
     }
 
@@ -251,7 +253,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
                 expand.run(input: source, pixels: n * h * w, residual: nil, output: a.expanded.pointer)
                 source = UnsafePointer(a.expanded.pointer)
             }
-            b.depthwise.run(input: source, batch: n, height: h, width: w, output: a.depthwise.pointer)
+            b.depthwise.run(input: source, batch: n, height: h, width: w, output: a.depthwise.pointer, scratch: a.padded.pointer)
             (h, w) = b.depthwise.outputSize(height: h, width: w)
             b.project.run(input: a.depthwise.pointer, pixels: n * h * w,
                           residual: b.residual ? UnsafePointer(current.pointer) : nil, output: spare.pointer)
@@ -374,7 +376,7 @@ extension EfficientNetLite0 {
                 let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
                 let src = source, hh = h, ww = w
                 timed(perLayer ? "dw k\(b.depthwise.kernel)s\(b.depthwise.stride) \(h)x\(w)x\(b.depthwise.channels)" : "depthwise k\(b.depthwise.kernel)", oh * ow * b.depthwise.channels * b.depthwise.kernel * b.depthwise.kernel) {
-                    b.depthwise.run(input: src, batch: 1, height: hh, width: ww, output: a.depthwise.pointer)
+                    b.depthwise.run(input: src, batch: 1, height: hh, width: ww, output: a.depthwise.pointer, scratch: a.padded.pointer)
                 }
                 (h, w) = (oh, ow)
                 let cur = current

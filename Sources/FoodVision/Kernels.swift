@@ -46,17 +46,55 @@ public func samePadding(inputSize n: Int, kernel k: Int, stride s: Int) -> (outp
 /// `weights` is `[k][k][C]` (channel fastest), `bias` has C values.
 ///
 /// Interior output pixels are computed four at a time so each weight vector is loaded once per four
-/// outputs; borders take the bounds-checked path.
+/// outputs; borders take a bounds-checked path. When `paddedScratch` is given (room for one padded image,
+/// `depthwisePaddedCount`), each image is first copied into a zero border so every output takes the
+/// unrolled interior path: worth it for small maps (7x7, 14x14) where most outputs touch a border.
+/// Both ways add the same products in the same order, so results are identical.
 func depthwiseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
                    weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
-                   relu6: Bool, output: UnsafeMutablePointer<Float>) {
+                   relu6: Bool, output: UnsafeMutablePointer<Float>, paddedScratch: UnsafeMutablePointer<Float>? = nil) {
+    let (oh, padTop, padBottom) = samePadding(inputSize: h, kernel: k, stride: s)
+    let (ow, padLeft, padRight) = samePadding(inputSize: w, kernel: k, stride: s)
+    guard let scratch = paddedScratch else {
+        depthwiseDispatch(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias,
+                          kernel: k, stride: s, padTop: padTop, padLeft: padLeft, outHeight: oh, outWidth: ow,
+                          relu6: relu6, output: output)
+        return
+    }
+    let ph = h + padTop + padBottom, pw = w + padLeft + padRight
+    for b in 0..<batch {
+        let src = input + b * h * w * ch
+        scratch.initialize(repeating: 0, count: padTop * pw * ch)
+        for y in 0..<h {
+            let row = scratch + (y + padTop) * pw * ch
+            row.initialize(repeating: 0, count: padLeft * ch)
+            (row + padLeft * ch).update(from: src + y * w * ch, count: w * ch)
+            (row + (padLeft + w) * ch).initialize(repeating: 0, count: padRight * ch)
+        }
+        (scratch + (padTop + h) * pw * ch).initialize(repeating: 0, count: padBottom * pw * ch)
+        depthwiseDispatch(input: scratch, batch: 1, height: ph, width: pw, channels: ch, weights: weights, bias: bias,
+                          kernel: k, stride: s, padTop: 0, padLeft: 0, outHeight: oh, outWidth: ow,
+                          relu6: relu6, output: output + b * oh * ow * ch)
+    }
+}
+
+/// Floats needed by `depthwiseConv`'s padded path for one image.
+func depthwisePaddedCount(height h: Int, width w: Int, channels ch: Int, kernel k: Int, stride s: Int) -> Int {
+    let v = samePadding(inputSize: h, kernel: k, stride: s), u = samePadding(inputSize: w, kernel: k, stride: s)
+    return (h + v.before + v.after) * (w + u.before + u.after) * ch
+}
+
+private func depthwiseDispatch(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
+                               weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
+                               padTop: Int, padLeft: Int, outHeight oh: Int, outWidth ow: Int,
+                               relu6: Bool, output: UnsafeMutablePointer<Float>) {
     // Constant kernel sizes let the compiler unroll the tap loops of the interior paths.
     switch (k, s) {
-    case (3, 1): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 3, stride: 1, relu6: relu6, output: output)
-    case (3, 2): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 3, stride: 2, relu6: relu6, output: output)
-    case (5, 1): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 5, stride: 1, relu6: relu6, output: output)
-    case (5, 2): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 5, stride: 2, relu6: relu6, output: output)
-    default: depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: k, stride: s, relu6: relu6, output: output)
+    case (3, 1): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 3, stride: 1, padTop: padTop, padLeft: padLeft, outHeight: oh, outWidth: ow, relu6: relu6, output: output)
+    case (3, 2): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 3, stride: 2, padTop: padTop, padLeft: padLeft, outHeight: oh, outWidth: ow, relu6: relu6, output: output)
+    case (5, 1): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 5, stride: 1, padTop: padTop, padLeft: padLeft, outHeight: oh, outWidth: ow, relu6: relu6, output: output)
+    case (5, 2): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 5, stride: 2, padTop: padTop, padLeft: padLeft, outHeight: oh, outWidth: ow, relu6: relu6, output: output)
+    default: depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: k, stride: s, padTop: padTop, padLeft: padLeft, outHeight: oh, outWidth: ow, relu6: relu6, output: output)
     }
 }
 
@@ -64,10 +102,9 @@ func depthwiseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width
 /// `@inline(__always)` the compiler kept one out-of-line copy with runtime loop bounds).
 @_transparent
 func depthwiseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
-                                weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
-                                relu6: Bool, output: UnsafeMutablePointer<Float>) {
-    let (oh, padTop, _) = samePadding(inputSize: h, kernel: k, stride: s)
-    let (ow, padLeft, _) = samePadding(inputSize: w, kernel: k, stride: s)
+                        weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
+                        padTop: Int, padLeft: Int, outHeight oh: Int, outWidth ow: Int,
+                        relu6: Bool, output: UnsafeMutablePointer<Float>) {
     let c16 = ch / 16 * 16
     let c8 = c16 + (ch - c16) / 8 * 8
     // Output columns whose whole k-wide window lies inside the input.

@@ -116,19 +116,39 @@ public struct DepthwiseConv2D: Sendable {
          samePadding(inputSize: width, kernel: kernel, stride: stride).output)
     }
 
-    func run(input: UnsafePointer<Float>, batch: Int, height: Int, width: Int, output: UnsafeMutablePointer<Float>) {
-        depthwiseConv(input: input, batch: batch, height: height, width: width, channels: channels,
-                      weights: weights.pointer, bias: bias.pointer, kernel: kernel, stride: stride,
-                      relu6: activation == .relu6, output: output)
+    /// Maps up to this many rows go through the zero-padded copy (most of their outputs touch a border).
+    static let paddedCopyMaxHeight = 28
+
+    func usesPaddedCopy(height: Int) -> Bool { height <= Self.paddedCopyMaxHeight }
+
+    func paddedScratchCount(height: Int, width: Int) -> Int {
+        usesPaddedCopy(height: height)
+            ? depthwisePaddedCount(height: height, width: width, channels: channels, kernel: kernel, stride: stride) : 0
     }
 
-    public func callAsFunction(_ x: Tensor) -> Tensor {
+    /// `scratch` must hold `paddedScratchCount(height:width:)` floats when that is not zero.
+    func run(input: UnsafePointer<Float>, batch: Int, height: Int, width: Int, output: UnsafeMutablePointer<Float>,
+             scratch: UnsafeMutablePointer<Float>?) {
+        depthwiseConv(input: input, batch: batch, height: height, width: width, channels: channels,
+                      weights: weights.pointer, bias: bias.pointer, kernel: kernel, stride: stride,
+                      relu6: activation == .relu6, output: output,
+                      paddedScratch: usesPaddedCopy(height: height) ? scratch : nil)
+    }
+
+    /// The layer on a tensor; `paddedCopy` forces the zero-padded path on (true), off (false) or leaves
+    /// the size-based choice (nil).
+    public func callAsFunction(_ x: Tensor, paddedCopy: Bool? = nil) -> Tensor {
         precondition(x.channels == channels, "DepthwiseConv2D: input has \(x.channels) channels, expected \(channels)")
         let (oh, ow) = outputSize(height: x.height, width: x.width)
         var out = Tensor(zerosBatch: x.batch, height: oh, width: ow, channels: channels)
+        let padded = paddedCopy ?? usesPaddedCopy(height: x.height)
+        let scratch = FloatBuffer(count: depthwisePaddedCount(height: x.height, width: x.width, channels: channels,
+                                                              kernel: kernel, stride: stride))
         x.values.withUnsafeBufferPointer { i in
             out.values.withUnsafeMutableBufferPointer { o in
-                run(input: i.baseAddress!, batch: x.batch, height: x.height, width: x.width, output: o.baseAddress!)
+                depthwiseConv(input: i.baseAddress!, batch: x.batch, height: x.height, width: x.width, channels: channels,
+                              weights: weights.pointer, bias: bias.pointer, kernel: kernel, stride: stride,
+                              relu6: activation == .relu6, output: o.baseAddress!, paddedScratch: padded ? scratch.pointer : nil)
             }
         }
         return out
