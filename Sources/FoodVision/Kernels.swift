@@ -45,8 +45,8 @@ public func samePadding(inputSize n: Int, kernel k: Int, stride s: Int) -> (outp
 /// Depthwise k x k convolution over NHWC with TF SAME padding, bias and optional ReLU6.
 /// `weights` is `[k][k][C]` (channel fastest), `bias` has C values.
 ///
-/// Interior output pixels are computed four at a time so each weight vector is loaded once per four
-/// outputs; borders take a bounds-checked path. When `paddedScratch` is given (room for one padded image,
+/// Interior output pixels run in generated row kernels (weights in registers); borders take a
+/// bounds-checked path. When `paddedScratch` is given (room for one padded image,
 /// `depthwisePaddedCount`), each image is first copied into a zero border so every output takes the
 /// unrolled interior path: worth it for small maps (7x7, 14x14) where most outputs touch a border.
 /// Both ways add the same products in the same order, so results are identical.
@@ -100,6 +100,9 @@ private func depthwiseDispatch(input: UnsafePointer<Float>, batch: Int, height h
 
 /// `@_transparent` so each call in `depthwiseConv` is inlined with a constant k and stride (with
 /// `@inline(__always)` the compiler kept one out-of-line copy with runtime loop bounds).
+///
+/// Rows whose k input rows all exist run the interior columns through a row kernel that keeps the chunk's
+/// k*k weight vectors in registers; border pixels take the bounds-checked path.
 @_transparent
 func depthwiseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
                         weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
@@ -108,96 +111,89 @@ func depthwiseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, 
     let c16 = ch / 16 * 16
     let c8 = c16 + (ch - c16) / 8 * 8
     // Output columns whose whole k-wide window lies inside the input.
-    let oxFirstInterior = (padLeft + s - 1) / s
-    let oxEndInterior = w - k + padLeft < 0 ? 0 : max(oxFirstInterior, min(ow, (w - k + padLeft) / s + 1))
+    let oxFirstInterior = min(ow, (padLeft + s - 1) / s)
+    let oxEndInterior = w - k + padLeft < 0 ? oxFirstInterior : max(oxFirstInterior, min(ow, (w - k + padLeft) / s + 1))
     for b in 0..<batch {
         let inImage = input + b * h * w * ch
         let outImage = output + b * oh * ow * ch
         for oy in 0..<oh {
             let iy0 = oy * s - padTop
             let kyLo = max(0, -iy0), kyHi = min(k, h - iy0)
-            var ox = 0
-            while ox < ow {
-                let interior = ox >= oxFirstInterior && ox + 4 <= oxEndInterior
-                if interior && kyLo == 0 && kyHi == k {
-                    // Four outputs, full window, SIMD16 channel chunks.
-                    let ix0 = ox * s - padLeft
-                    let outP = outImage + (oy * ow + ox) * ch
-                    var c = 0
-                    while c < c16 {
-                        let bv = load16(bias + c)
-                        var a0 = bv, a1 = bv, a2 = bv, a3 = bv
-                        for ky in 0..<k {
-                            let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
-                            let wrow = weights + ky * k * ch + c
-                            for kx in 0..<k {
-                                let wv = load16(wrow + kx * ch)
-                                let p = row + kx * ch
-                                a0 += load16(p) * wv
-                                a1 += load16(p + s * ch) * wv
-                                a2 += load16(p + 2 * s * ch) * wv
-                                a3 += load16(p + 3 * s * ch) * wv
-                            }
-                        }
-                        store16(relu6 ? clamp6(a0) : a0, outP + c)
-                        store16(relu6 ? clamp6(a1) : a1, outP + ch + c)
-                        store16(relu6 ? clamp6(a2) : a2, outP + 2 * ch + c)
-                        store16(relu6 ? clamp6(a3) : a3, outP + 3 * ch + c)
-                        c += 16
-                    }
-                    if c < ch {
-                        for j in 0..<4 {
-                            depthwisePixelTail(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k,
-                                               iy0: iy0, ix0: ix0 + j * s, kyLo: 0, kyHi: k, kxLo: 0, kxHi: k,
-                                               from: c, c8: c8, relu6: relu6, out: outP + j * ch)
-                        }
-                    }
-                    ox += 4
-                } else if ox >= oxFirstInterior && ox < oxEndInterior && kyLo == 0 && kyHi == k {
-                    // One output, full window.
-                    let ix0 = ox * s - padLeft
-                    let outP = outImage + (oy * ow + ox) * ch
-                    var c = 0
-                    while c < c16 {
-                        var acc = load16(bias + c)
-                        for ky in 0..<k {
-                            let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
-                            let wrow = weights + ky * k * ch + c
-                            for kx in 0..<k { acc += load16(row + kx * ch) * load16(wrow + kx * ch) }
-                        }
-                        store16(relu6 ? clamp6(acc) : acc, outP + c)
-                        c += 16
-                    }
-                    if c < ch {
-                        depthwisePixelTail(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k,
-                                           iy0: iy0, ix0: ix0, kyLo: 0, kyHi: k, kxLo: 0, kxHi: k,
-                                           from: c, c8: c8, relu6: relu6, out: outP)
-                    }
-                    ox += 1
-                } else {
-                    let ix0 = ox * s - padLeft
-                    let kxLo = max(0, -ix0), kxHi = min(k, w - ix0)
-                    let outP = outImage + (oy * ow + ox) * ch
-                    var c = 0
-                    while c < c16 {
-                        var acc = load16(bias + c)
-                        for ky in kyLo..<kyHi {
-                            let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
-                            let wrow = weights + ky * k * ch + c
-                            for kx in kxLo..<kxHi { acc += load16(row + kx * ch) * load16(wrow + kx * ch) }
-                        }
-                        store16(relu6 ? clamp6(acc) : acc, outP + c)
-                        c += 16
-                    }
-                    if c < ch {
-                        depthwisePixelTail(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k,
-                                           iy0: iy0, ix0: ix0, kyLo: kyLo, kyHi: kyHi, kxLo: kxLo, kxHi: kxHi,
-                                           from: c, c8: c8, relu6: relu6, out: outP)
-                    }
-                    ox += 1
+            let outRow = outImage + oy * ow * ch
+            var borderStart = 0
+            if kyLo == 0 && kyHi == k && oxEndInterior > oxFirstInterior {
+                var c = 0
+                while c < c16 {
+                    depthwiseRow(kernel: k, stride: s, rows: inImage + iy0 * w * ch + c, rowStride: w * ch, ch: ch,
+                                 ixOffset: -padLeft, weights: weights + c, bias: load16(bias + c),
+                                 oxStart: oxFirstInterior, oxEnd: oxEndInterior, relu6: relu6, out: outRow + c)
+                    c += 16
                 }
+                if c16 < ch {
+                    for ox in oxFirstInterior..<oxEndInterior {
+                        depthwisePixelTail(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k,
+                                           iy0: iy0, ix0: ox * s - padLeft, kyLo: 0, kyHi: k, kxLo: 0, kxHi: k,
+                                           from: c16, c8: c8, relu6: relu6, out: outRow + ox * ch)
+                    }
+                }
+                for ox in 0..<oxFirstInterior {
+                    depthwisePixel(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k, iy0: iy0,
+                                   ix0: ox * s - padLeft, kyLo: kyLo, kyHi: kyHi, c16: c16, c8: c8, relu6: relu6,
+                                   out: outRow + ox * ch)
+                }
+                borderStart = oxEndInterior
+            }
+            for ox in borderStart..<ow {
+                depthwisePixel(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k, iy0: iy0,
+                               ix0: ox * s - padLeft, kyLo: kyLo, kyHi: kyHi, c16: c16, c8: c8, relu6: relu6,
+                               out: outRow + ox * ch)
             }
         }
+    }
+}
+
+/// The generated row kernel for (k, stride), or a plain loop for other shapes.
+@_transparent
+func depthwiseRow(kernel k: Int, stride s: Int, rows: UnsafePointer<Float>, rowStride: Int, ch: Int, ixOffset: Int,
+                  weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int, relu6: Bool,
+                  out: UnsafeMutablePointer<Float>) {
+    switch (k, s) {
+    case (3, 1): depthwiseRow3s1(rows: rows, rowStride: rowStride, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
+    case (3, 2): depthwiseRow3s2(rows: rows, rowStride: rowStride, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
+    case (5, 1): depthwiseRow5s1(rows: rows, rowStride: rowStride, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
+    case (5, 2): depthwiseRow5s2(rows: rows, rowStride: rowStride, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
+    default:
+        for ox in oxStart..<oxEnd {
+            var acc = bias
+            let base = rows + (ox * s + ixOffset) * ch
+            for ky in 0..<k {
+                for kx in 0..<k { acc += load16(base + ky * rowStride + kx * ch) * load16(weights + (ky * k + kx) * ch) }
+            }
+            store16(relu6 ? clamp6(acc) : acc, out + ox * ch)
+        }
+    }
+}
+
+/// One output pixel with bounds checks on every tap (image borders).
+private func depthwisePixel(inImage: UnsafePointer<Float>, w: Int, ch: Int, weights: UnsafePointer<Float>,
+                            bias: UnsafePointer<Float>, k: Int, iy0: Int, ix0: Int, kyLo: Int, kyHi: Int,
+                            c16: Int, c8: Int, relu6: Bool, out: UnsafeMutablePointer<Float>) {
+    let kxLo = max(0, -ix0), kxHi = min(k, w - ix0)
+    var c = 0
+    while c < c16 {
+        var acc = load16(bias + c)
+        for ky in kyLo..<kyHi {
+            let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
+            let wrow = weights + ky * k * ch + c
+            for kx in kxLo..<kxHi { acc += load16(row + kx * ch) * load16(wrow + kx * ch) }
+        }
+        store16(relu6 ? clamp6(acc) : acc, out + c)
+        c += 16
+    }
+    if c < ch {
+        depthwisePixelTail(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k,
+                           iy0: iy0, ix0: ix0, kyLo: kyLo, kyHi: kyHi, kxLo: kxLo, kxHi: kxHi,
+                           from: c, c8: c8, relu6: relu6, out: out)
     }
 }
 
