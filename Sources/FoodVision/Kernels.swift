@@ -230,6 +230,20 @@ private func depthwisePixelTail(inImage: UnsafePointer<Float>, w: Int, ch: Int, 
 func denseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, inChannels cin: Int,
                weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, outChannels cout: Int,
                kernel k: Int, stride s: Int, relu6: Bool, output: UnsafeMutablePointer<Float>) {
+    // The stem's shape (3x3, stride 2, RGB in) with constants, so the tap and channel loops unroll.
+    if k == 3 && s == 2 && cin == 3 {
+        denseConvFixed(input: input, batch: batch, height: h, width: w, inChannels: 3, weights: weights, bias: bias,
+                       outChannels: cout, kernel: 3, stride: 2, relu6: relu6, output: output)
+    } else {
+        denseConvFixed(input: input, batch: batch, height: h, width: w, inChannels: cin, weights: weights, bias: bias,
+                       outChannels: cout, kernel: k, stride: s, relu6: relu6, output: output)
+    }
+}
+
+@_transparent
+func denseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, inChannels cin: Int,
+                    weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, outChannels cout: Int,
+                    kernel k: Int, stride s: Int, relu6: Bool, output: UnsafeMutablePointer<Float>) {
     let (oh, padTop, _) = samePadding(inputSize: h, kernel: k, stride: s)
     let (ow, padLeft, _) = samePadding(inputSize: w, kernel: k, stride: s)
     let c16 = cout / 16 * 16
@@ -244,12 +258,12 @@ func denseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: 
                 let kxLo = max(0, -ix0), kxHi = min(k, w - ix0)
                 let outP = output + ((b * oh + oy) * ow + ox) * cout
                 var co = 0
-                if ix0 >= 0 && (ox + 3) * s - padLeft + k <= w && ox + 4 <= ow && cout == c16 {
-                    // Four outputs share each weight load.
+                if ix0 >= 0 && (ox + 3) * s - padLeft + k <= w && ox + 4 <= ow && cout == c16 && kyLo == 0 && kyHi == k {
+                    // Four outputs share each weight load; full window, so the tap loops have constant bounds.
                     while co < c16 {
                         let bv = load16(bias + co)
                         var a0 = bv, a1 = bv, a2 = bv, a3 = bv
-                        for ky in kyLo..<kyHi {
+                        for ky in 0..<k {
                             for kx in 0..<k {
                                 let px = inImage + ((iy0 + ky) * w + ix0 + kx) * cin
                                 let wp = weights + ((ky * k + kx) * cin) * cout + co
