@@ -199,16 +199,21 @@ public final class EfficientNetLite0: @unchecked Sendable {
     final class Arena {
         let batch: Int, height: Int, width: Int
         let blockA: FloatBuffer, blockB: FloatBuffer, expanded: FloatBuffer, depthwise: FloatBuffer
-        let pooled: FloatBuffer, logits: FloatBuffer, padded: FloatBuffer
+        let pooled: FloatBuffer, logits: FloatBuffer, padded: FloatBuffer, band: FloatBuffer
 
         init(batch: Int, height: Int, width: Int, network: EfficientNetLite0) {
             self.batch = batch; self.height = height; self.width = width
             var h = samePadding(inputSize: height, kernel: 3, stride: 2).output
             var w = samePadding(inputSize: width, kernel: 3, stride: 2).output
-            var blockMax = h * w * EfficientNetLite0.stemChannels, expandMax = 0, dwMax = 0, paddedMax = 0
+            var blockMax = h * w * EfficientNetLite0.stemChannels, expandMax = 0, dwMax = 0, paddedMax = 0, bandMax = 0
             for b in network.blocks {
                 let mid = b.depthwise.channels
-                expandMax = max(expandMax, h * w * mid)
+                if EfficientNetLite0.fusesExpand(b, height: h) {
+                    let rows = EfficientNetLite0.bandOutputRows(b, width: w)
+                    bandMax = max(bandMax, ((rows - 1) * b.depthwise.stride + b.depthwise.kernel) * w * mid)
+                } else {
+                    expandMax = max(expandMax, h * w * mid)
+                }
                 paddedMax = max(paddedMax, b.depthwise.paddedScratchCount(height: h, width: w))
                 (h, w) = b.depthwise.outputSize(height: h, width: w)
                 dwMax = max(dwMax, h * w * mid)
@@ -222,6 +227,50 @@ public final class EfficientNetLite0: @unchecked Sendable {
             pooled = FloatBuffer(count: batch * EfficientNetLite0.embeddingSize)
             logits = FloatBuffer(count: batch * EfficientNetLite0.classCount)
             padded = FloatBuffer(count: paddedMax)
+            band = FloatBuffer(count: bandMax)
+        }
+    }
+
+    /// Large maps (more rows than the depthwise padded-copy threshold) compute the expanded tensor band by
+    /// band into an L2-sized buffer right before the depthwise layer reads it, instead of writing and
+    /// re-reading the whole expanded map (4.8 MB at 112 x 112 x 96). Same arithmetic, less memory traffic.
+    static func fusesExpand(_ b: Block, height: Int) -> Bool {
+        b.expand != nil && !b.depthwise.usesPaddedCopy(height: height)
+    }
+
+    /// Output rows per band: enough that the band's input rows fill about 512 KB.
+    static func bandOutputRows(_ b: Block, width: Int) -> Int {
+        let rowsIn = max(b.depthwise.kernel, (128 * 1024) / max(1, width * b.depthwise.channels))
+        return max(1, (rowsIn - b.depthwise.kernel) / b.depthwise.stride + 1)
+    }
+
+    /// Expand (if any) and depthwise of one block into `arena.depthwise`.
+    func runExpandDepthwise(_ b: Block, input: UnsafePointer<Float>, batch n: Int, height h: Int, width w: Int, arena a: Arena) {
+        guard let expand = b.expand else {
+            b.depthwise.run(input: input, batch: n, height: h, width: w, output: a.depthwise.pointer, scratch: a.padded.pointer)
+            return
+        }
+        guard Self.fusesExpand(b, height: h) else {
+            expand.run(input: input, pixels: n * h * w, residual: nil, output: a.expanded.pointer)
+            b.depthwise.run(input: a.expanded.pointer, batch: n, height: h, width: w, output: a.depthwise.pointer,
+                            scratch: a.padded.pointer)
+            return
+        }
+        let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
+        let rowsPerBand = Self.bandOutputRows(b, width: w)
+        let cin = expand.inChannels, mid = b.depthwise.channels
+        for img in 0..<n {
+            let inImage = input + img * h * w * cin
+            let outImage = a.depthwise.pointer + img * oh * ow * mid
+            var oy0 = 0
+            while oy0 < oh {
+                let oy1 = min(oh, oy0 + rowsPerBand)
+                let (r0, r1) = b.depthwise.inputRows(outputRows: oy0, oy1, height: h)
+                expand.run(input: inImage + r0 * w * cin, pixels: (r1 - r0) * w, residual: nil, output: a.band.pointer)
+                b.depthwise.runBand(band: a.band.pointer, bandRows: r1 - r0, firstRow: r0, height: h, width: w,
+                                    outputRows: oy0, oy1, output: outImage)
+                oy0 = oy1
+            }
         }
     }
 
@@ -248,12 +297,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
         }
         var current = a.blockA, spare = a.blockB
         for b in blocks {
-            var source = UnsafePointer(current.pointer)
-            if let expand = b.expand {
-                expand.run(input: source, pixels: n * h * w, residual: nil, output: a.expanded.pointer)
-                source = UnsafePointer(a.expanded.pointer)
-            }
-            b.depthwise.run(input: source, batch: n, height: h, width: w, output: a.depthwise.pointer, scratch: a.padded.pointer)
+            runExpandDepthwise(b, input: current.pointer, batch: n, height: h, width: w, arena: a)
             (h, w) = b.depthwise.outputSize(height: h, width: w)
             b.project.run(input: a.depthwise.pointer, pixels: n * h * w,
                           residual: b.residual ? UnsafePointer(current.pointer) : nil, output: spare.pointer)
@@ -366,6 +410,23 @@ extension EfficientNetLite0 {
             var current = a.blockA, spare = a.blockB
             for b in blocks {
                 var source = UnsafePointer(current.pointer)
+                if Self.fusesExpand(b, height: h), let expand = b.expand {
+                    let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
+                    let macs = h * w * expand.inChannels * expand.outChannels
+                        + oh * ow * b.depthwise.channels * b.depthwise.kernel * b.depthwise.kernel
+                    let src = source, hh = h, ww = w
+                    timed(perLayer ? "expand+dw k\(b.depthwise.kernel)s\(b.depthwise.stride) \(h)x\(w)x\(b.depthwise.channels)" : "expand+dw fused", macs) {
+                        runExpandDepthwise(b, input: src, batch: 1, height: hh, width: ww, arena: a)
+                    }
+                    (h, w) = (oh, ow)
+                    let cur = current
+                    timed(perLayer ? "project \(oh)x\(ow)x\(b.project.inChannels)->\(b.project.outChannels)" : "project 1x1", oh * ow * b.project.inChannels * b.project.outChannels) {
+                        b.project.run(input: a.depthwise.pointer, pixels: oh * ow,
+                                      residual: b.residual ? UnsafePointer(cur.pointer) : nil, output: spare.pointer)
+                    }
+                    swap(&current, &spare)
+                    continue
+                }
                 if let expand = b.expand {
                     let src = source
                     timed(perLayer ? "expand \(h)x\(w)x\(expand.inChannels)->\(expand.outChannels)" : "expand 1x1", h * w * expand.inChannels * expand.outChannels) {

@@ -84,7 +84,7 @@ func depthwisePaddedCount(height h: Int, width w: Int, channels ch: Int, kernel 
     return (h + v.before + v.after) * (w + u.before + u.after) * ch
 }
 
-private func depthwiseDispatch(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
+func depthwiseDispatch(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
                                weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
                                padTop: Int, padLeft: Int, outHeight oh: Int, outWidth ow: Int,
                                relu6: Bool, output: UnsafeMutablePointer<Float>) {

@@ -135,6 +135,25 @@ public struct DepthwiseConv2D: Sendable {
                       paddedScratch: usesPaddedCopy(height: height) ? scratch : nil)
     }
 
+    /// Output rows `oy0..<oy1` of one image from a band of its input: `band` holds input rows
+    /// `firstRow..<firstRow + bandRows` (all of them the window of those outputs needs). Lets the network
+    /// compute the expanded input band by band instead of materialising it whole.
+    func runBand(band: UnsafePointer<Float>, bandRows: Int, firstRow: Int, height h: Int, width w: Int,
+                 outputRows oy0: Int, _ oy1: Int, output: UnsafeMutablePointer<Float>) {
+        let (_, padTop, _) = samePadding(inputSize: h, kernel: kernel, stride: stride)
+        let (ow, padLeft, _) = samePadding(inputSize: w, kernel: kernel, stride: stride)
+        depthwiseDispatch(input: band, batch: 1, height: bandRows, width: w, channels: channels, weights: weights.pointer,
+                          bias: bias.pointer, kernel: kernel, stride: stride, padTop: padTop + firstRow - oy0 * stride,
+                          padLeft: padLeft, outHeight: oy1 - oy0, outWidth: ow, relu6: activation == .relu6,
+                          output: output + oy0 * ow * channels)
+    }
+
+    /// Input rows `first..<end` that output rows `oy0..<oy1` read (clipped to the image).
+    func inputRows(outputRows oy0: Int, _ oy1: Int, height h: Int) -> (first: Int, end: Int) {
+        let padTop = samePadding(inputSize: h, kernel: kernel, stride: stride).before
+        return (max(0, oy0 * stride - padTop), min(h, (oy1 - 1) * stride - padTop + kernel))
+    }
+
     /// The layer on a tensor; `paddedCopy` forces the zero-padded path on (true), off (false) or leaves
     /// the size-based choice (nil).
     public func callAsFunction(_ x: Tensor, paddedCopy: Bool? = nil) -> Tensor {
