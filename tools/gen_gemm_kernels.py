@@ -16,6 +16,7 @@ VARIANTS = [  # (MR, lanes, NV): MR rows x NV vectors of SIMD<lanes>
 # a CPU with FMA (FOODMOMENT_TARGET_CPU); otherwise each lane is a libm fmaf call and the kernel measurement
 # never picks them. One rounding per multiply-add, so their results differ from the others in the last bits.
 FMA_VARIANTS = [(8, 16, 2), (8, 16, 1), (1, 16, 2), (1, 16, 1)]
+# A 12 x 32 tile (24 accumulators) was tried and ran at ~40 % of the 8 x 32 tile's speed (register spills).
 
 out = []
 w = out.append

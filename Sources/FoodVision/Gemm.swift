@@ -1,3 +1,5 @@
+import Foundation
+
 /// The register tile a GEMM uses. The best one depends on the vector width the build targets
 /// (AVX-512 with `FOODMOMENT_TARGET_CPU=native`, SSE2 in the portable build), which Swift code cannot ask
 /// at compile time, so `GemmKernel.fastest` measures once per process and the weights are packed for it.
@@ -24,7 +26,9 @@ public enum GemmKernel: String, Sendable, CaseIterable, Codable {
     /// The kernel that ran a representative 1x1 convolution fastest on this machine and build, measured
     /// the first time it is asked (a few milliseconds). The multiply-then-add kernels give bit-identical
     /// results (same products, same order); `tile8x32fma` differs in the last bits (single rounding).
-    public static let fastest: GemmKernel = measureFastest()
+    /// `FOODMOMENT_GEMM_KERNEL=<raw value>` overrides the measurement (for benchmarking one kernel).
+    public static let fastest: GemmKernel = ProcessInfo.processInfo.environment["FOODMOMENT_GEMM_KERNEL"]
+        .flatMap(GemmKernel.init(rawValue:)) ?? measureFastest()
 
     private static func measureFastest() -> GemmKernel {
         // A mid-network shape (14x14 pixels, 480 -> 112 channels plus 112 -> 672).
