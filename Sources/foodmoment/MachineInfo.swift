@@ -1,3 +1,4 @@
+import FoodVision
 import Foundation
 
 /// What a benchmark figure was measured on: printed as a header and embedded in JSON.
@@ -7,6 +8,8 @@ struct MachineInfo: Encodable {
     var build: String
     var targetCPU: String
     var swift: String
+    /// The GEMM micro-kernel the CNN runtime measured fastest here (hints at the vector width compiled in).
+    var gemmKernel: String
 
     static func current() -> MachineInfo {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
@@ -23,7 +26,7 @@ struct MachineInfo: Encodable {
         let target = "portable (built without FOODMOMENT_TARGET_CPU)"
         #endif
         return MachineInfo(cpu: model ?? "unknown", cores: ProcessInfo.processInfo.activeProcessorCount, build: build,
-                           targetCPU: target, swift: "6.x")
+                           targetCPU: target, swift: "6.x", gemmKernel: GemmKernel.fastest.rawValue)
     }
 
     var header: String {

@@ -7,4 +7,6 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     NutritionCommand.self,
     NutritionDBCommand.self,
     BenchDecodeCommand.self,
+    ModelCommand.self,
+    BenchCommand.self,
 ]
