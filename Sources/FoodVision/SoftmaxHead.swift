@@ -35,7 +35,8 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
 
     public static func train(embeddings: [[Float]], labels: [Int], classes: [String], l2: Float = 1e-3,
                              holdOutFraction: Double = 0.2, maxEpochs: Int = 100, seed: UInt64 = 1,
-                             learningRate: Float = 0.01, batchSize: Int = 32, patience: Int = 8) throws(FoodVisionError) -> SoftmaxHead {
+                             learningRate: Float = 0.01, batchSize: Int = 32, patience: Int = 8,
+                             groupSize: Int = 1) throws(FoodVisionError) -> SoftmaxHead {
         guard !embeddings.isEmpty, embeddings.count == labels.count else {
             throw .invalidTrainingData(reason: "\(embeddings.count) embeddings for \(labels.count) labels; pass one label per embedding")
         }
@@ -52,14 +53,19 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
         }
         var rng = SplitMix64(seed: seed)
         // Stratified split: per class, a seeded shuffle, the first share held out (at least one when the class has 2+).
+        // With `groupSize` > 1, consecutive runs of that many embeddings (augmented views of one photo) stay
+        // together on one side, so the held-out part never contains a view of a training photo.
+        guard groupSize >= 1, labels.count % groupSize == 0 else {
+            throw .invalidTrainingData(reason: "\(labels.count) embeddings are not whole groups of \(groupSize)")
+        }
         var trainIdx = [Int](), holdIdx = [Int]()
         for c in classes.indices {
-            var members = labels.indices.filter { labels[$0] == c }
-            rng.shuffle(&members)
-            var hold = Int((Double(members.count) * holdOutFraction).rounded())
-            if holdOutFraction > 0 && hold == 0 && members.count >= 2 { hold = 1 }
-            holdIdx += members.prefix(hold)
-            trainIdx += members.dropFirst(hold)
+            var groups = stride(from: 0, to: labels.count, by: groupSize).filter { labels[$0] == c }
+            rng.shuffle(&groups)
+            var hold = Int((Double(groups.count) * holdOutFraction).rounded())
+            if holdOutFraction > 0 && hold == 0 && groups.count >= 2 { hold = 1 }
+            for g in groups.prefix(hold) { holdIdx += g..<(g + groupSize) }
+            for g in groups.dropFirst(hold) { trainIdx += g..<(g + groupSize) }
         }
         guard !trainIdx.isEmpty else { throw .invalidTrainingData(reason: "no training examples left after the hold-out split") }
         // Standardisation from the training split.

@@ -9,4 +9,5 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     BenchDecodeCommand.self,
     ModelCommand.self,
     BenchCommand.self,
+    TrainCommand.self,
 ]
