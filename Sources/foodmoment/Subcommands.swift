@@ -10,4 +10,9 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     ModelCommand.self,
     BenchCommand.self,
     TrainCommand.self,
+    LearnCommand.self,
+    EvalCommand.self,
+    CalibrateCommand.self,
+    EvalDetectCommand.self,
+    BenchStagesCommand.self,
 ]

@@ -86,3 +86,67 @@ struct TrainCommand: AsyncParsableCommand {
         print("wrote \(out)/head.json")
     }
 }
+
+struct LearnCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "learn",
+        abstract: "Teach a new food from a few photos, without retraining (stored in your data folder).",
+        discussion: """
+        Each photo and its mirror image are embedded by the backbone and averaged into a prototype for LABEL.
+        Every later `analyze` matches photos against your prototypes (cosine similarity, threshold from
+        models/food-head/calibration.json). Stored in $FOODMOMENT_HOME, else $XDG_DATA_HOME/foodmoment, else
+        ~/.local/share/foodmoment (learned-foods.json). Teaching an existing label adds examples to it.
+
+        Examples:
+          foodmoment learn grandmas_dumplings dumplings1.jpg dumplings2.jpg dumplings3.jpg
+          foodmoment learn --list
+          foodmoment learn --forget grandmas_dumplings
+        """
+    )
+
+    @Argument(help: "LABEL then its photos.") var arguments: [String] = []
+    @Flag(help: "List the foods you have taught.") var list = false
+    @Option(help: "Forget a taught food.") var forget: String?
+
+    func validate() throws {
+        if list || forget != nil { return }
+        guard arguments.count >= 2 else { throw ValidationError("give a LABEL and at least one photo") }
+        let label = arguments[0]
+        guard label.range(of: "^[a-z0-9_]{1,64}$", options: .regularExpression) != nil else {
+            throw ValidationError("LABEL must be lower-case letters, digits and _ (e.g. grandmas_dumplings): \(label)")
+        }
+        for p in arguments.dropFirst() where !FileManager.default.fileExists(atPath: p) { throw ValidationError("no such file: \(p)") }
+    }
+
+    func run() async throws {
+        let dir = ResourceLocator.userDataDirectory()
+        let path = dir + "/learned-foods.json"
+        var matcher = FileManager.default.fileExists(atPath: path)
+            ? try PrototypeMatcher.load(from: path) : PrototypeMatcher(dimension: EfficientNetLite0.embeddingSize)
+        if list {
+            for p in matcher.prototypes { print("\(p.label)  \(p.count) examples") }
+            if matcher.prototypes.isEmpty { print("no taught foods in \(path)") }
+            return
+        }
+        if let forget {
+            guard matcher.labels.contains(forget) else { Output.note("no taught food named \(forget)"); throw ExitCode(1) }
+            matcher.remove(label: forget)
+            try matcher.save(to: path)
+            print("forgot \(forget)")
+            return
+        }
+        let label = arguments[0]
+        let photos = Array(arguments.dropFirst())
+        let extractor = try EmbeddingExtractor(modelDirectory: ResourceLocator.modelsDirectory() + "/efficientnet-lite0", threads: 1)
+        let samples = photos.map { TrainingSample(path: $0, label: label) }
+        let (embeddings, failures) = extractor.embed(samples, views: 2)
+        for f in failures { Output.note("error: \(f.path): \(f.reason)") }
+        let examples = embeddings.flatMap { $0 }
+        guard !examples.isEmpty else { Output.note("no photo could be used"); throw ExitCode(1) }
+        try matcher.add(label: label, examples: examples)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try matcher.save(to: path)
+        print("learned \(label) from \(photos.count - failures.count) photo(s); saved to \(path)")
+        if !failures.isEmpty { throw ExitCode(1) }
+    }
+}
