@@ -19,6 +19,8 @@ public struct DetectionReport: Sendable, Codable {
         }
     }
     public var subsets: [Subset]
+    /// Images that could not be decoded or recognised (they count as images with no detections).
+    public var failures: [String]
 }
 
 public struct DetectionEvaluator: Sendable {
@@ -59,7 +61,8 @@ public struct DetectionEvaluator: Sendable {
             let idx = groups[name]!
             return Self.score(name: name, records: idx.map { records[$0] }, predictions: idx.map { predictions[$0] ?? [] })
         }
-        return DetectionReport(subsets: subsets)
+        let failures = records.indices.filter { predictions[$0] == nil }.map { records[$0].image }
+        return DetectionReport(subsets: subsets, failures: failures)
     }
 
     static func score(name: String, records: [DetectionRecord], predictions: [[DetectedFood]]) -> DetectionReport.Subset {

@@ -58,10 +58,13 @@ public struct ClassificationEvaluator: Sendable {
 
     public init(recognizers: [FoodRecognizer]) { self.recognizers = recognizers }
 
-    /// The head's ranking and the best probability for each sample (nil when the photo failed to decode).
-    public func scores(_ samples: [TrainingSample], progress: (@Sendable (Int, Int) -> Void)? = nil) -> [[LabelScore]?] {
+    /// One photo's whole-photo ranking and food-context mass.
+    public struct Scored: Sendable { public var ranked: [LabelScore]; public var foodContext: Float }
+
+    /// The head's ranking and food-context mass for each sample (nil when the photo failed to decode).
+    public func scores(_ samples: [TrainingSample], progress: (@Sendable (Int, Int) -> Void)? = nil) -> [Scored?] {
         let lock = NSLock()
-        nonisolated(unsafe) var out = [[LabelScore]?](repeating: nil, count: samples.count)
+        nonisolated(unsafe) var out = [Scored?](repeating: nil, count: samples.count)
         nonisolated(unsafe) var done = 0
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
         let workers = recognizers.count
@@ -70,9 +73,9 @@ public struct ClassificationEvaluator: Sendable {
             var i = w
             while i < samples.count {
                 if case .success(let (decoded, _)) = decoder.decode(path: samples[i].path),
-                   let e = try? r.backbone.forward([FoodRecognizer.preprocess(decoded.image)]).first,
+                   let e = try? r.embed(decoded.image),
                    let ranked = try? r.head.predict(e.embedding) {
-                    lock.lock(); out[i] = ranked; lock.unlock()
+                    lock.lock(); out[i] = Scored(ranked: ranked, foodContext: e.foodContext); lock.unlock()
                 }
                 lock.lock(); done += 1; let d = done; lock.unlock()
                 progress?(d, samples.count)
@@ -82,18 +85,19 @@ public struct ClassificationEvaluator: Sendable {
         return out
     }
 
-    public func evaluate(_ samples: [TrainingSample], unknownThreshold: Float,
+    public func evaluate(_ samples: [TrainingSample], calibration: RecognitionCalibration,
                          progress: (@Sendable (Int, Int) -> Void)? = nil) -> ClassificationReport {
         let results = scores(samples, progress: progress)
         var perLabel: [String: (n: Int, t1: Int, t5: Int, rej: Int, conf: [String: Int])] = [:]
         var failures = 0
         for (s, r) in zip(samples, results) {
-            guard let ranked = r else { failures += 1; continue }
+            guard let scored = r else { failures += 1; continue }
+            let ranked = scored.ranked
             var row = perLabel[s.label] ?? (0, 0, 0, 0, [:])
             row.n += 1
             if ranked.first?.label == s.label { row.t1 += 1 } else if let p = ranked.first?.label { row.conf[p, default: 0] += 1 }
             if ranked.prefix(5).contains(where: { $0.label == s.label }) { row.t5 += 1 }
-            if (ranked.first?.probability ?? 0) < unknownThreshold { row.rej += 1 }
+            if calibration.rejects(headProbability: ranked.first?.probability ?? 0, foodContext: scored.foodContext) { row.rej += 1 }
             perLabel[s.label] = row
         }
         let rows = perLabel.keys.sorted().map { label -> ClassificationReport.LabelRow in
@@ -118,6 +122,6 @@ public struct ClassificationEvaluator: Sendable {
         return ClassificationReport(photos: total, failures: failures, top1: rate(rows, \.top1), top5: rate(rows, \.top5),
                                     top1ByGroup: byGroup1, top5ByGroup: byGroup5,
                                     rejectedRate: total == 0 ? 0 : Double(rows.reduce(0) { $0 + $1.rejectedAsUnknown }) / Double(total),
-                                    labels: rows, confusions: Array(confusions.prefix(15)), unknownThreshold: unknownThreshold)
+                                    labels: rows, confusions: Array(confusions.prefix(15)), unknownThreshold: calibration.unknownThreshold)
     }
 }

@@ -30,7 +30,12 @@ public struct DetectionRecord: Sendable, Codable {
     public var source: String?
     public var group: String?
     public var split: String?
-    public var coins: [Box]?
+    public var coins: [Coin]?
+
+    /// A reference coin (ECUSTFD: the 1-yuan coin, 25 mm).
+    public struct Coin: Sendable, Codable {
+        public var x: Double, y: Double, w: Double, h: Double
+    }
 
     /// Reads every record; image paths are made absolute relative to the file's folder.
     public static func load(jsonl path: String) throws -> [DetectionRecord] {
@@ -39,7 +44,7 @@ public struct DetectionRecord: Sendable, Codable {
         let decoder = JSONDecoder()
         return try text.split(separator: "\n").filter { !$0.isEmpty }.map { line in
             var r = try decoder.decode(DetectionRecord.self, from: Data(line.utf8))
-            r.image = URL(fileURLWithPath: dir + "/" + r.image).standardizedFileURL.path
+            if !r.image.hasPrefix("/") { r.image = URL(fileURLWithPath: dir + "/" + r.image).standardizedFileURL.path }
             return r
         }
     }

@@ -61,15 +61,51 @@ public struct Recognition: Sendable, Codable, Equatable {
 public struct RecognitionCalibration: Sendable, Codable, Equatable {
     /// A photo whose best head probability is below this is "unknown / not food".
     public var unknownThreshold: Float = 0.35
-    /// A grid cell belongs to a food when that food's probability there is at least this.
-    public var cellThreshold: Float = 0.35
-    /// Labels with a whole-photo probability below this are not localised.
-    public var candidateThreshold: Float = 0.03
+    /// A point of the activation map belongs to a food when it is at least this far up the food's activation range.
+    public var cellThreshold: Float = 0.5
+    /// Labels other than the best with a whole-photo probability below this are not localised.
+    public var candidateThreshold: Float = 0.1
+    /// A photo whose ImageNet "food context" mass (see `FoodContext`) is below this is "unknown / not food".
+    public var foodContextThreshold: Float = 0
     /// The learned-food matcher's cosine-similarity threshold.
     public var matcherThreshold: Float = 0.8
     public var note: String = "defaults"
 
     public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        unknownThreshold = try c.decodeIfPresent(Float.self, forKey: .unknownThreshold) ?? 0.35
+        foodContextThreshold = try c.decodeIfPresent(Float.self, forKey: .foodContextThreshold) ?? 0
+        cellThreshold = try c.decodeIfPresent(Float.self, forKey: .cellThreshold) ?? 0.5
+        candidateThreshold = try c.decodeIfPresent(Float.self, forKey: .candidateThreshold) ?? 0.1
+        matcherThreshold = try c.decodeIfPresent(Float.self, forKey: .matcherThreshold) ?? 0.8
+        note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
+    }
+}
+
+extension RecognitionCalibration {
+    /// The unknown / not-food decision.
+    public func rejects(headProbability: Float, foodContext: Float) -> Bool {
+        headProbability < unknownThreshold || foodContext < foodContextThreshold
+    }
+}
+
+/// How much of the backbone's ImageNet belief goes to foods, fruit, vegetables, dishes and table settings: the
+/// "is this a meal photo at all" signal (the food head alone always picks some food).
+public enum FoodContext {
+    public static let imagenetIndices: [Int] = Array(923...957) + Array(959...969) + [
+        987, 998, 415, 467, 532, 567, 582, 659, 809, 762, 469, 521, 544, 909, 910, 828, 868, 618, 813, 504, 849,
+    ]
+
+    /// Softmax mass on `imagenetIndices`, from the mean logits of the photo and its mirror image.
+    public static func mass(logits: [Float]) -> Float {
+        guard let m = logits.max() else { return 0 }
+        var total: Float = 0, food: Float = 0
+        for (i, l) in logits.enumerated() { total += expf(l - m) }
+        for i in imagenetIndices where i < logits.count { food += expf(logits[i] - m) }
+        return total > 0 ? food / total : 0
+    }
 }
 
 /// Recognises foods in an upright photo: one backbone pass at 224×224 over the whole photo gives the embedding
@@ -136,6 +172,38 @@ public final class FoodRecognizer: @unchecked Sendable {
         ImageResampler.tensor(from: image, mode: .stretch, size: inputSize, normalization: .efficientNetLite)
     }
 
+    /// The photo and its mirror image: the embedding used for labels is the mean of the two (test-time
+    /// augmentation; +TTA measured in README), the feature map for boxes comes from the unmirrored view.
+    public static func preprocessWithMirror(_ image: RGBImage) -> [FloatImage] {
+        let plain = preprocess(image)
+        var mirrored = plain
+        let s = inputSize
+        plain.values.withUnsafeBufferPointer { src in
+            mirrored.values.withUnsafeMutableBufferPointer { dst in
+                for y in 0..<s {
+                    for x in 0..<s {
+                        let a = (y * s + x) * 3, b = (y * s + (s - 1 - x)) * 3
+                        dst[b] = src[a]; dst[b + 1] = src[a + 1]; dst[b + 2] = src[a + 2]
+                    }
+                }
+            }
+        }
+        return [plain, mirrored]
+    }
+
+    /// The whole-photo embedding (mean over the photo and its mirror image) and food-context mass, as
+    /// `recognize` uses them.
+    public func embed(_ image: RGBImage) throws -> (embedding: [Float], foodContext: Float) {
+        let outs = try backbone.forward(Self.preprocessWithMirror(image))
+        return (Self.mean(outs[0].embedding, outs[1].embedding), FoodContext.mass(logits: Self.mean(outs[0].logits, outs[1].logits)))
+    }
+
+    static func mean(_ a: [Float], _ b: [Float]) -> [Float] {
+        var out = a
+        for i in out.indices { out[i] = (a[i] + b[i]) * 0.5 }
+        return out
+    }
+
     public func recognize(_ image: RGBImage) throws -> Recognition {
         var timings: [String: Double] = [:]
         var t = ContinuousClock.now
@@ -144,14 +212,17 @@ public final class FoodRecognizer: @unchecked Sendable {
             timings[name] = PhotoDecoder.milliseconds(now - t)
             t = now
         }
-        let input = Self.preprocess(image)
+        let inputs = Self.preprocessWithMirror(image)
         lap("preprocess")
-        guard let out = try backbone.forward([input], includeFeatureMap: true).first, let map = out.featureMap else {
+        let outs = try backbone.forward(inputs, includeFeatureMap: true)
+        guard outs.count == 2, let map = outs[0].featureMap else {
             throw FoodVisionError.invalidInput(reason: "backbone returned nothing")
         }
         lap("backbone")
-        let top = try head.predict(out.embedding)
-        let learned = matcher.labels.isEmpty ? nil : try matcher.match(out.embedding)
+        let embedding = Self.mean(outs[0].embedding, outs[1].embedding)
+        let foodMass = FoodContext.mass(logits: Self.mean(outs[0].logits, outs[1].logits))
+        let top = try head.predict(embedding)
+        let learned = matcher.labels.isEmpty ? nil : try matcher.match(embedding)
         lap("head")
         var foods: [DetectedFood] = []
         var unknown = false
@@ -161,7 +232,8 @@ public final class FoodRecognizer: @unchecked Sendable {
             foods = [DetectedFood(label: label, name: d.name, nameZh: d.nameZh, emoji: d.emoji, color: d.color,
                                   confidence: Double(learned.similarity), box: .whole, grams: d.portionGrams,
                                   gramsSource: "default_portion", source: "learned")]
-        } else if let best = top.first, best.probability >= calibration.unknownThreshold {
+        } else if let best = top.first, best.probability >= calibration.unknownThreshold,
+                  foodMass >= calibration.foodContextThreshold {
             foods = localise(map: map, global: top)
         } else {
             unknown = true
@@ -170,83 +242,105 @@ public final class FoodRecognizer: @unchecked Sendable {
         return Recognition(foods: foods, unknown: unknown, top: Array(top.prefix(5)), timings: timings)
     }
 
-    /// Per-cell head probabilities → connected regions per label → boxes, confidences and grams.
+    /// Class activation maps → boxes. For every candidate label (the best one, plus others that are probable for
+    /// the whole photo and win cells of the map), its per-cell logit map is upsampled 4× (bilinear), each fine
+    /// cell goes to the candidate with the highest normalised activation, and a label's box is the bounding box of
+    /// its largest connected region above `cellThreshold` of its activation range.
     func localise(map: FloatImage, global: [LabelScore]) -> [DetectedFood] {
         let gh = map.height, gw = map.width, d = map.channels, c = head.classes.count
         let cells = gh * gw
-        var probs = [Float](repeating: 0, count: cells * c)
+        // Per-cell logits for every class.
+        var logits = [Float](repeating: 0, count: cells * c)
         foldedWeights.withUnsafeBufferPointer { w in
             map.values.withUnsafeBufferPointer { f in
-                probs.withUnsafeMutableBufferPointer { p in
+                logits.withUnsafeMutableBufferPointer { out in
                     for cell in 0..<cells {
                         let x = f.baseAddress! + cell * d
-                        var maxLogit = -Float.infinity
                         for i in 0..<c {
                             let row = w.baseAddress! + i * d
                             var acc: Float = 0
                             for k in 0..<d { acc += row[k] * x[k] }
-                            let logit = acc + foldedBias[i]
-                            p[cell * c + i] = logit
-                            maxLogit = max(maxLogit, logit)
+                            out[cell * c + i] = acc + foldedBias[i]
                         }
-                        var sum: Float = 0
-                        for i in 0..<c { let e = expf(p[cell * c + i] - maxLogit); p[cell * c + i] = e; sum += e }
-                        for i in 0..<c { p[cell * c + i] /= sum }
                     }
                 }
             }
         }
-        let globalProb = Dictionary(uniqueKeysWithValues: global.map { ($0.label, $0.probability) })
-        // Each cell goes to its most probable label when that label is confident enough there.
-        var owner = [Int](repeating: -1, count: cells)
+        let classIndex = Dictionary(uniqueKeysWithValues: head.classes.enumerated().map { ($1, $0) })
+        // Cells each class wins outright (per-cell softmax argmax above 0.35).
+        var wins = [Int](repeating: 0, count: c)
         for cell in 0..<cells {
-            var best = 0
-            for i in 1..<c where probs[cell * c + i] > probs[cell * c + best] { best = i }
-            let label = head.classes[best]
-            if probs[cell * c + best] >= calibration.cellThreshold, (globalProb[label] ?? 0) >= calibration.candidateThreshold {
-                owner[cell] = best
-            }
+            var best = 0, maxLogit = -Float.infinity
+            for i in 0..<c where logits[cell * c + i] > maxLogit { maxLogit = logits[cell * c + i]; best = i }
+            var sum: Float = 0
+            for i in 0..<c { sum += expf(logits[cell * c + i] - maxLogit) }
+            if 1 / sum >= 0.35 { wins[best] += 1 }
         }
-        struct Region { var label: Int; var cells: [Int] }
-        var seen = [Bool](repeating: false, count: cells)
-        var regions: [Region] = []
-        for start in 0..<cells where owner[start] >= 0 && !seen[start] {
+        var candidates: [(index: Int, probability: Float)] = []
+        for (rank, g) in global.enumerated() {
+            guard let i = classIndex[g.label] else { continue }
+            if rank == 0 || (g.probability >= calibration.candidateThreshold && wins[i] >= 2) { candidates.append((i, g.probability)) }
+            if candidates.count == 6 { break }
+        }
+        // Upsampled, range-normalised activation of each candidate.
+        let scale = 4, fh = gh * scale, fw = gw * scale
+        var maps: [[Float]] = []
+        for (i, _) in candidates {
+            var fine = [Float](repeating: 0, count: fh * fw)
+            for fy in 0..<fh {
+                let v = min(max((Float(fy) + 0.5) / Float(scale) - 0.5, 0), Float(gh - 1))
+                let y0 = Int(v), y1 = min(y0 + 1, gh - 1), ty = v - Float(y0)
+                for fx in 0..<fw {
+                    let u = min(max((Float(fx) + 0.5) / Float(scale) - 0.5, 0), Float(gw - 1))
+                    let x0 = Int(u), x1 = min(x0 + 1, gw - 1), tx = u - Float(x0)
+                    func at(_ y: Int, _ x: Int) -> Float { logits[(y * gw + x) * c + i] }
+                    let top = at(y0, x0) * (1 - tx) + at(y0, x1) * tx
+                    let bottom = at(y1, x0) * (1 - tx) + at(y1, x1) * tx
+                    fine[fy * fw + fx] = top * (1 - ty) + bottom * ty
+                }
+            }
+            let lo = fine.min() ?? 0, hi = fine.max() ?? 1
+            let range = max(hi - lo, 1e-6)
+            maps.append(fine.map { ($0 - lo) / range })
+        }
+        var owner = [Int](repeating: -1, count: fh * fw)
+        for p in 0..<(fh * fw) {
+            var best = -1, bestValue = calibration.cellThreshold
+            for k in maps.indices where maps[k][p] >= bestValue { best = k; bestValue = maps[k][p] }
+            owner[p] = best
+        }
+        var foods: [DetectedFood] = []
+        var seen = [Bool](repeating: false, count: fh * fw)
+        var largest = [[Int]](repeating: [], count: maps.count)
+        for start in 0..<(fh * fw) where owner[start] >= 0 && !seen[start] {
             var stack = [start], members: [Int] = []
             seen[start] = true
-            while let cell = stack.popLast() {
-                members.append(cell)
-                let y = cell / gw, x = cell % gw
-                for (dy, dx) in [(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)] {
+            while let p = stack.popLast() {
+                members.append(p)
+                let y = p / fw, x = p % fw
+                for (dy, dx) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
                     let ny = y + dy, nx = x + dx
-                    guard ny >= 0, ny < gh, nx >= 0, nx < gw else { continue }
-                    let n = ny * gw + nx
+                    guard ny >= 0, ny < fh, nx >= 0, nx < fw else { continue }
+                    let n = ny * fw + nx
                     if !seen[n] && owner[n] == owner[start] { seen[n] = true; stack.append(n) }
                 }
             }
-            regions.append(Region(label: owner[start], cells: members))
+            if members.count > largest[owner[start]].count { largest[owner[start]] = members }
         }
-        // Keep each label's largest region; drop single cells when a label has a bigger region elsewhere.
-        var bestByLabel: [Int: Region] = [:]
-        for r in regions where r.cells.count > (bestByLabel[r.label]?.cells.count ?? 0) { bestByLabel[r.label] = r }
-        var kept = bestByLabel.values.sorted { $0.cells.count > $1.cells.count }
-        if kept.isEmpty, let first = global.first, let idx = head.classes.firstIndex(of: first.label) {
-            kept = [Region(label: idx, cells: Array(0..<cells))]
+        let present = largest.indices.filter { !largest[$0].isEmpty && (largest[$0].count >= scale * scale || $0 == 0) }
+        for k in present {
+            let region = largest[k]
+            let ys = region.map { $0 / fw }, xs = region.map { $0 % fw }
+            let box = NormalizedBox(x: Double(xs.min()!) / Double(fw), y: Double(ys.min()!) / Double(fh),
+                                    w: Double(xs.max()! - xs.min()! + 1) / Double(fw), h: Double(ys.max()! - ys.min()! + 1) / Double(fh))
+            let label = head.classes[candidates[k].index]
+            let disp = display(label)
+            let (grams, source) = GramsEstimator.estimate(portionGrams: disp.portionGrams, box: box, multipleFoods: present.count > 1)
+            foods.append(DetectedFood(label: label, name: disp.name, nameZh: disp.nameZh, emoji: disp.emoji, color: disp.color,
+                                      confidence: (Double(candidates[k].probability) * 1000).rounded() / 1000, box: box,
+                                      grams: grams, gramsSource: source, source: "model"))
         }
-        kept = Array(kept.prefix(6))
-        let multiple = kept.count > 1
-        return kept.map { r in
-            let ys = r.cells.map { $0 / gw }, xs = r.cells.map { $0 % gw }
-            let box = NormalizedBox(x: Double(xs.min()!) / Double(gw), y: Double(ys.min()!) / Double(gh),
-                                    w: Double(xs.max()! - xs.min()! + 1) / Double(gw), h: Double(ys.max()! - ys.min()! + 1) / Double(gh))
-            let label = head.classes[r.label]
-            let meanCell = r.cells.reduce(Float(0)) { $0 + probs[$1 * c + r.label] } / Float(r.cells.count)
-            let confidence = Double(max(globalProb[label] ?? 0, meanCell * (globalProb[label] ?? 0).squareRoot()))
-            let d = display(label)
-            let (grams, source) = GramsEstimator.estimate(portionGrams: d.portionGrams, box: box, multipleFoods: multiple)
-            return DetectedFood(label: label, name: d.name, nameZh: d.nameZh, emoji: d.emoji, color: d.color,
-                                confidence: (confidence * 1000).rounded() / 1000, box: box, grams: grams, gramsSource: source,
-                                source: "model")
-        }
+        return foods.sorted { $0.confidence > $1.confidence }
     }
 
     /// Adds a user-taught food from a few photos' embeddings and returns the updated matcher (callers persist it).

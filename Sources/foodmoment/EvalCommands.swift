@@ -39,7 +39,7 @@ struct EvalCommand: AsyncParsableCommand {
         let recognizers = try loadRecognizers(threads: threads, models: models)
         let progress = ProgressLine(total: samples.count)
         let report = ClassificationEvaluator(recognizers: recognizers)
-            .evaluate(samples, unknownThreshold: recognizers[0].calibration.unknownThreshold) { _, _ in progress.advance("eval") }
+            .evaluate(samples, calibration: recognizers[0].calibration) { _, _ in progress.advance("eval") }
         progress.finish()
         if json { print(try Output.json(report)); return }
         print(String(format: "%d photos (%d failed to decode): top-1 %.1f %%, top-5 %.1f %%", report.photos, report.failures,
@@ -86,30 +86,45 @@ struct CalibrateCommand: AsyncParsableCommand {
     func run() async throws {
         let recognizers = try loadRecognizers(threads: threads, models: models)
         let evaluator = ClassificationEvaluator(recognizers: recognizers)
-        let food = evaluator.scores(try TrainingSet.folders(dev)).compactMap { $0?.first?.probability }
+        let food = evaluator.scores(try TrainingSet.folders(dev)).compactMap { $0 }.map { ($0.ranked.first?.probability ?? 0, $0.foodContext) }
         let negatives = FileWalker().expand(notFood).compactMap { item -> TrainingSample? in
             if case .photo(let p) = item { return TrainingSample(path: p, label: "not_food") } else { return nil }
         }
-        var notFoodScores = evaluator.scores(negatives).compactMap { $0?.first?.probability }
+        var notFoodScores = evaluator.scores(negatives).compactMap { $0 }.map { ($0.ranked.first?.probability ?? 0, $0.foodContext) }
         if !noSynthetic {
             for image in SyntheticImages.all() {
-                if let e = try recognizers[0].backbone.forward([FoodRecognizer.preprocess(image)]).first {
-                    notFoodScores.append(try recognizers[0].head.predict(e.embedding).first?.probability ?? 0)
-                }
+                let e = try recognizers[0].embed(image)
+                notFoodScores.append((try recognizers[0].head.predict(e.embedding).first?.probability ?? 0, e.foodContext))
             }
         }
         guard !food.isEmpty else { throw ValidationError("no food photos decoded under \(dev)") }
-        let sorted = food.sorted()
-        let index = Int((Double(sorted.count) * maxFoodRejected).rounded(.down))
-        let threshold = sorted[min(index, sorted.count - 1)]
-        let foodRejected = Double(food.filter { $0 < threshold }.count) / Double(food.count)
-        let notFoodRejected = notFoodScores.isEmpty ? 0 : Double(notFoodScores.filter { $0 < threshold }.count) / Double(notFoodScores.count)
-        print(String(format: "threshold %.3f: rejects %.1f %% of %d food photos and %.1f %% of %d non-food images",
-                     threshold, foodRejected * 100, food.count, notFoodRejected * 100, notFoodScores.count))
+        // Two thresholds (head probability, food-context mass): over a grid of food-context thresholds, the head
+        // threshold is the largest that keeps the food photos rejected within budget; keep the pair that rejects
+        // the most non-food images.
+        func rejected(_ xs: [(Float, Float)], _ th: Float, _ tf: Float) -> Int { xs.filter { $0.0 < th || $0.1 < tf }.count }
+        let budget = Int((Double(food.count) * maxFoodRejected).rounded(.down))
+        var best: (th: Float, tf: Float, neg: Int) = (0, 0, -1)
+        let contextCandidates = [Float(0)] + food.map(\.1).sorted().prefix(budget + 1)
+        for tf in contextCandidates {
+            let remaining = food.filter { $0.1 >= tf }.map(\.0).sorted()
+            let allowed = budget - (food.count - remaining.count)
+            guard allowed >= 0 else { continue }
+            let th = allowed < remaining.count ? remaining[allowed] : 1
+            let neg = rejected(notFoodScores, th, tf)
+            if neg > best.neg { best = (th, tf, neg) }
+        }
+        let threshold = best.th, contextThreshold = best.tf
+        let foodRejected = Double(rejected(food, threshold, contextThreshold)) / Double(food.count)
+        let notFoodRejected = notFoodScores.isEmpty ? 0 : Double(rejected(notFoodScores, threshold, contextThreshold)) / Double(notFoodScores.count)
+        print(String(format: "head threshold %.3f, food-context threshold %.4f: rejects %.1f %% of %d food photos and %.1f %% of %d non-food images",
+                     threshold, contextThreshold, foodRejected * 100, food.count, notFoodRejected * 100, notFoodScores.count))
+        let headOnly = Double(rejected(notFoodScores, food.map(\.0).sorted()[min(budget, food.count - 1)], 0)) / Double(max(1, notFoodScores.count))
+        print(String(format: "(head probability alone at the same food budget would reject %.1f %% of the non-food images)", headOnly * 100))
         guard !dryRun else { return }
         let dir = (models ?? ResourceLocator.modelsDirectory()) + "/food-head"
         var cal = recognizers[0].calibration
         cal.unknownThreshold = threshold
+        cal.foodContextThreshold = contextThreshold
         cal.note = String(format: "foodmoment calibrate: %.1f%% of %d dev food photos rejected, %.1f%% of %d non-food images rejected",
                           foodRejected * 100, food.count, notFoodRejected * 100, notFoodScores.count)
         try Output.json(cal).write(toFile: dir + "/calibration.json", atomically: true, encoding: .utf8)
@@ -175,6 +190,8 @@ struct EvalDetectCommand: AsyncParsableCommand {
         let report = DetectionEvaluator(recognizers: recognizers).evaluate(records) { _, _ in progress.advance("eval-detect") }
         progress.finish()
         if json { print(try Output.json(report)); return }
+        for f in report.failures.prefix(10) { Output.note("note: could not analyse \(f)") }
+        if report.failures.count > 10 { Output.note("note: … and \(report.failures.count - 10) more") }
         print("subset                        images  boxes  mAP@0.5  grams MAE")
         for s in report.subsets {
             let grams = s.gramsMAEPercent.map { String(format: "%.1f %% (%d)", $0, s.gramsCount) } ?? "—"

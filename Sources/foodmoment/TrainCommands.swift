@@ -29,6 +29,8 @@ struct TrainCommand: AsyncParsableCommand {
     @Option(help: "Maximum epochs.") var epochs = 200
     @Option(help: "Random seed (augmentation, split, training).") var seed: UInt64 = 1
     @Option(help: "Use at most this many photos per label (0 = all).") var limitPerLabel = 0
+    @Option(help: "Learning rate (Adam).") var learningRate: Float = 0.001
+    @Option(help: "Embedding cache: reused when present (same data and options), written otherwise.") var cache: String?
 
     func validate() throws {
         var isDir: ObjCBool = false
@@ -49,34 +51,46 @@ struct TrainCommand: AsyncParsableCommand {
             samples += TrainingSet.detectionCrops(try DetectionRecord.load(jsonl: file))
         }
         let classes = Array(Set(samples.map(\.label))).sorted()
-        Output.note("train: \(samples.count) photos/crops, \(classes.count) labels, \(views) views each, \(threads) threads")
-        let extractor = try EmbeddingExtractor(modelDirectory: ResourceLocator.modelsDirectory() + "/efficientnet-lite0", threads: threads)
-        let start = ContinuousClock.now
-        let progress = ProgressLine(total: samples.count)
-        let (embeddings, failures) = extractor.embed(samples, views: views, seed: seed) { done, total in
-            progress.advance("\(done)/\(total)")
-        }
-        progress.finish()
-        for f in failures { Output.note("note: skipped \(f.path): \(f.reason)") }
-        let embedSeconds = PhotoDecoder.milliseconds(ContinuousClock.now - start) / 1000
-        var xs: [[Float]] = [], ys: [Int] = []
         let index = Dictionary(uniqueKeysWithValues: classes.enumerated().map { ($1, $0) })
-        for (s, e) in zip(samples, embeddings) where !e.isEmpty {
-            for v in e { xs.append(v); ys.append(index[s.label]!) }
+        var xs: [[Float]] = [], ys: [Int] = []
+        var failureCount = 0
+        var embedSeconds = 0.0
+        if let cache, let cached = EmbeddingCache.read(cache), cached.labels.count == cached.embeddings.count {
+            xs = cached.embeddings
+            ys = cached.labels.compactMap { index[$0] }
+            Output.note("train: \(xs.count) embeddings from the cache \(cache)")
+        } else {
+            Output.note("train: \(samples.count) photos/crops, \(classes.count) labels, \(views) views each, \(threads) threads")
+            let extractor = try EmbeddingExtractor(modelDirectory: ResourceLocator.modelsDirectory() + "/efficientnet-lite0", threads: threads)
+            let start = ContinuousClock.now
+            let progress = ProgressLine(total: samples.count)
+            let (embeddings, failures) = extractor.embed(samples, views: views, seed: seed) { done, total in
+                progress.advance("\(done)/\(total)")
+            }
+            progress.finish()
+            for f in failures { Output.note("note: skipped \(f.path): \(f.reason)") }
+            failureCount = failures.count
+            embedSeconds = PhotoDecoder.milliseconds(ContinuousClock.now - start) / 1000
+            var labelNames: [String] = []
+            for (s, e) in zip(samples, embeddings) where !e.isEmpty {
+                for v in e { xs.append(v); ys.append(index[s.label]!); labelNames.append(s.label) }
+            }
+            if let cache { try EmbeddingCache.write(cache, embeddings: xs, labels: labelNames) }
         }
-        Output.note(String(format: "train: %d embeddings in %.1f s; fitting the head", xs.count, embedSeconds))
+        Output.note(String(format: "train: %d embeddings (%.1f s to embed); fitting the head", xs.count, embedSeconds))
         // Views of one photo must not straddle the split: hold out whole photos by grouping their views.
         let head = try SoftmaxHead.train(embeddings: xs, labels: ys, classes: classes, l2: l2, holdOutFraction: 0.15,
-                                         maxEpochs: epochs, seed: seed, groupSize: views)
+                                         maxEpochs: epochs, seed: seed, learningRate: learningRate, groupSize: views)
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         try head.save(to: out + "/head.json")
         struct Report: Encodable {
             var data: String; var detection: [String]; var photos: Int; var failures: Int; var labels: Int
-            var views: Int; var embeddings: Int; var embedSeconds: Double; var seed: UInt64; var l2: Float
+            var views: Int; var embeddings: Int; var embedSeconds: Double; var seed: UInt64; var l2: Float; var learningRate: Float
             var training: SoftmaxHead.TrainingReport?
         }
-        let report = Report(data: data, detection: detection, photos: samples.count, failures: failures.count, labels: classes.count,
-                            views: views, embeddings: xs.count, embedSeconds: embedSeconds, seed: seed, l2: l2, training: head.report)
+        let report = Report(data: data, detection: detection, photos: samples.count, failures: failureCount, labels: classes.count,
+                            views: views, embeddings: xs.count, embedSeconds: embedSeconds, seed: seed, l2: l2,
+                            learningRate: learningRate, training: head.report)
         try Output.json(report).write(toFile: out + "/training-report.json", atomically: true, encoding: .utf8)
         if let r = head.report {
             print(String(format: "head: %d labels, %d epochs (best %d), train accuracy %.3f, held-out accuracy %@ (%d held-out views)",
@@ -148,5 +162,30 @@ struct LearnCommand: AsyncParsableCommand {
         try matcher.save(to: path)
         print("learned \(label) from \(photos.count - failures.count) photo(s); saved to \(path)")
         if !failures.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// Training embeddings on disk, so head experiments do not re-run the backbone: `FILE` holds
+/// `[u32 count][u32 dim][count*dim f32]` (little-endian), `FILE.labels.json` the label of each row.
+enum EmbeddingCache {
+    static func write(_ path: String, embeddings: [[Float]], labels: [String]) throws {
+        var data = Data()
+        var header = [UInt32(embeddings.count), UInt32(embeddings.first?.count ?? 0)]
+        data.append(Data(bytes: &header, count: 8))
+        for e in embeddings { e.withUnsafeBytes { data.append(contentsOf: $0) } }
+        try data.write(to: URL(fileURLWithPath: path))
+        try JSONEncoder().encode(labels).write(to: URL(fileURLWithPath: path + ".labels.json"))
+    }
+
+    static func read(_ path: String) -> (embeddings: [[Float]], labels: [String])? {
+        guard let data = FileManager.default.contents(atPath: path), data.count >= 8,
+              let labelData = FileManager.default.contents(atPath: path + ".labels.json"),
+              let labels = try? JSONDecoder().decode([String].self, from: labelData) else { return nil }
+        return data.withUnsafeBytes { raw -> ([[Float]], [String])? in
+            let count = Int(raw.load(fromByteOffset: 0, as: UInt32.self)), dim = Int(raw.load(fromByteOffset: 4, as: UInt32.self))
+            guard data.count == 8 + count * dim * 4 else { return nil }
+            let floats = raw.baseAddress!.advanced(by: 8).assumingMemoryBound(to: Float.self)
+            return ((0..<count).map { Array(UnsafeBufferPointer(start: floats + $0 * dim, count: dim)) }, labels)
+        }
     }
 }
