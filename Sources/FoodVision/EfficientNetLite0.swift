@@ -199,18 +199,21 @@ public final class EfficientNetLite0: @unchecked Sendable {
     final class Arena {
         let batch: Int, height: Int, width: Int
         let blockA: FloatBuffer, blockB: FloatBuffer, expanded: FloatBuffer, depthwise: FloatBuffer
-        let pooled: FloatBuffer, logits: FloatBuffer, padded: FloatBuffer, band: FloatBuffer
+        let pooled: FloatBuffer, logits: FloatBuffer, padded: FloatBuffer, band: FloatBuffer, depthwiseBand: FloatBuffer
 
         init(batch: Int, height: Int, width: Int, network: EfficientNetLite0) {
             self.batch = batch; self.height = height; self.width = width
             var h = samePadding(inputSize: height, kernel: 3, stride: 2).output
             var w = samePadding(inputSize: width, kernel: 3, stride: 2).output
             var blockMax = h * w * EfficientNetLite0.stemChannels, expandMax = 0, dwMax = 0, paddedMax = 0, bandMax = 0
+            var dwBandMax = 0
             for b in network.blocks {
                 let mid = b.depthwise.channels
-                if EfficientNetLite0.fusesExpand(b, height: h) {
+                let inBands = EfficientNetLite0.runsInBands(b, height: h)
+                if inBands {
                     let rows = EfficientNetLite0.bandOutputRows(b, width: w)
                     bandMax = max(bandMax, ((rows - 1) * b.depthwise.stride + b.depthwise.kernel) * w * mid)
+                    dwBandMax = max(dwBandMax, rows * b.depthwise.outputSize(height: h, width: w).width * mid)
                 } else {
                     expandMax = max(expandMax, h * w * mid)
                 }
@@ -228,14 +231,16 @@ public final class EfficientNetLite0: @unchecked Sendable {
             logits = FloatBuffer(count: batch * EfficientNetLite0.classCount)
             padded = FloatBuffer(count: paddedMax)
             band = FloatBuffer(count: bandMax)
+            depthwiseBand = FloatBuffer(count: dwBandMax)
         }
     }
 
-    /// Large maps (more rows than the depthwise padded-copy threshold) compute the expanded tensor band by
-    /// band into an L2-sized buffer right before the depthwise layer reads it, instead of writing and
-    /// re-reading the whole expanded map (4.8 MB at 112 x 112 x 96). Same arithmetic, less memory traffic.
-    static func fusesExpand(_ b: Block, height: Int) -> Bool {
-        b.expand != nil && !b.depthwise.usesPaddedCopy(height: height)
+    /// Blocks on large maps (more rows than the depthwise padded-copy threshold) run band by band: the
+    /// expanded rows a band of depthwise outputs needs go to an L2-sized buffer, the depthwise rows to
+    /// another, and the projection writes the block output, instead of writing and re-reading each whole
+    /// tensor (the expanded map is 4.8 MB at 112 x 112 x 96). Same arithmetic, less memory traffic.
+    static func runsInBands(_ b: Block, height: Int) -> Bool {
+        !b.depthwise.usesPaddedCopy(height: height)
     }
 
     /// Output rows per band: enough that the band's input rows fill about 512 KB.
@@ -244,31 +249,39 @@ public final class EfficientNetLite0: @unchecked Sendable {
         return max(1, (rowsIn - b.depthwise.kernel) / b.depthwise.stride + 1)
     }
 
-    /// Expand (if any) and depthwise of one block into `arena.depthwise`.
-    func runExpandDepthwise(_ b: Block, input: UnsafePointer<Float>, batch n: Int, height h: Int, width w: Int, arena a: Arena) {
-        guard let expand = b.expand else {
-            b.depthwise.run(input: input, batch: n, height: h, width: w, output: a.depthwise.pointer, scratch: a.padded.pointer)
-            return
-        }
-        guard Self.fusesExpand(b, height: h) else {
-            expand.run(input: input, pixels: n * h * w, residual: nil, output: a.expanded.pointer)
-            b.depthwise.run(input: a.expanded.pointer, batch: n, height: h, width: w, output: a.depthwise.pointer,
-                            scratch: a.padded.pointer)
-            return
-        }
+    /// One inverted-residual block: `input` (N x h x w x in) to `output` (N x oh x ow x out).
+    func runBlock(_ b: Block, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, batch n: Int,
+                  height h: Int, width w: Int, arena a: Arena) {
         let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
+        guard Self.runsInBands(b, height: h) else {
+            var source = input
+            if let expand = b.expand {
+                expand.run(input: input, pixels: n * h * w, residual: nil, output: a.expanded.pointer)
+                source = UnsafePointer(a.expanded.pointer)
+            }
+            b.depthwise.run(input: source, batch: n, height: h, width: w, output: a.depthwise.pointer, scratch: a.padded.pointer)
+            b.project.run(input: a.depthwise.pointer, pixels: n * oh * ow, residual: b.residual ? input : nil, output: output)
+            return
+        }
         let rowsPerBand = Self.bandOutputRows(b, width: w)
-        let cin = expand.inChannels, mid = b.depthwise.channels
+        let cin = b.expand?.inChannels ?? b.depthwise.channels, cout = b.project.outChannels
         for img in 0..<n {
             let inImage = input + img * h * w * cin
-            let outImage = a.depthwise.pointer + img * oh * ow * mid
+            let outImage = output + img * oh * ow * cout
             var oy0 = 0
             while oy0 < oh {
                 let oy1 = min(oh, oy0 + rowsPerBand)
                 let (r0, r1) = b.depthwise.inputRows(outputRows: oy0, oy1, height: h)
-                expand.run(input: inImage + r0 * w * cin, pixels: (r1 - r0) * w, residual: nil, output: a.band.pointer)
-                b.depthwise.runBand(band: a.band.pointer, bandRows: r1 - r0, firstRow: r0, height: h, width: w,
-                                    outputRows: oy0, oy1, output: outImage)
+                var band = inImage + r0 * w * cin
+                if let expand = b.expand {
+                    expand.run(input: band, pixels: (r1 - r0) * w, residual: nil, output: a.band.pointer)
+                    band = UnsafePointer(a.band.pointer)
+                }
+                b.depthwise.runBand(band: band, bandRows: r1 - r0, firstRow: r0, height: h, width: w,
+                                    outputRows: oy0, oy1, output: a.depthwiseBand.pointer)
+                let first = oy0 * ow
+                b.project.run(input: a.depthwiseBand.pointer, pixels: (oy1 - oy0) * ow,
+                              residual: b.residual ? inImage + first * cout : nil, output: outImage + first * cout)
                 oy0 = oy1
             }
         }
@@ -297,10 +310,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
         }
         var current = a.blockA, spare = a.blockB
         for b in blocks {
-            runExpandDepthwise(b, input: current.pointer, batch: n, height: h, width: w, arena: a)
+            runBlock(b, input: current.pointer, output: spare.pointer, batch: n, height: h, width: w, arena: a)
             (h, w) = b.depthwise.outputSize(height: h, width: w)
-            b.project.run(input: a.depthwise.pointer, pixels: n * h * w,
-                          residual: b.residual ? UnsafePointer(current.pointer) : nil, output: spare.pointer)
             swap(&current, &spare)
         }
         head.run(input: current.pointer, pixels: n * h * w, residual: nil, output: a.expanded.pointer)
@@ -410,20 +421,15 @@ extension EfficientNetLite0 {
             var current = a.blockA, spare = a.blockB
             for b in blocks {
                 var source = UnsafePointer(current.pointer)
-                if Self.fusesExpand(b, height: h), let expand = b.expand {
+                if Self.runsInBands(b, height: h) {
                     let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
-                    let macs = h * w * expand.inChannels * expand.outChannels
-                        + oh * ow * b.depthwise.channels * b.depthwise.kernel * b.depthwise.kernel
-                    let src = source, hh = h, ww = w
-                    timed(perLayer ? "expand+dw k\(b.depthwise.kernel)s\(b.depthwise.stride) \(h)x\(w)x\(b.depthwise.channels)" : "expand+dw fused", macs) {
-                        runExpandDepthwise(b, input: src, batch: 1, height: hh, width: ww, arena: a)
+                    let macs = h * w * (b.expand.map { $0.inChannels * $0.outChannels } ?? 0)
+                        + oh * ow * b.depthwise.channels * (b.depthwise.kernel * b.depthwise.kernel + b.project.outChannels)
+                    let src = source, hh = h, ww = w, out = spare
+                    timed(perLayer ? "block in bands \(h)x\(w)x\(b.depthwise.channels) k\(b.depthwise.kernel)s\(b.depthwise.stride)" : "blocks in bands", macs) {
+                        runBlock(b, input: src, output: out.pointer, batch: 1, height: hh, width: ww, arena: a)
                     }
                     (h, w) = (oh, ow)
-                    let cur = current
-                    timed(perLayer ? "project \(oh)x\(ow)x\(b.project.inChannels)->\(b.project.outChannels)" : "project 1x1", oh * ow * b.project.inChannels * b.project.outChannels) {
-                        b.project.run(input: a.depthwise.pointer, pixels: oh * ow,
-                                      residual: b.residual ? UnsafePointer(cur.pointer) : nil, output: spare.pointer)
-                    }
                     swap(&current, &spare)
                     continue
                 }

@@ -30,6 +30,23 @@ public enum GemmKernel: String, Sendable, CaseIterable, Codable {
     public static let fastest: GemmKernel = ProcessInfo.processInfo.environment["FOODMOMENT_GEMM_KERNEL"]
         .flatMap(GemmKernel.init(rawValue:)) ?? measureFastest()
 
+    /// Best-of-`runs` rate of this kernel on an `m x k` by `k x n` product (random values), in GFLOP/s
+    /// counting a multiply-add as two operations.
+    public func measureGFLOPS(m: Int, k: Int, n: Int, runs: Int = 20) -> Double {
+        let a = FloatBuffer(count: m * k)
+        for i in 0..<(m * k) { a.pointer[i] = Float(i % 17) * 0.01 - 0.08 }
+        let c = FloatBuffer(count: m * n)
+        let weights = (0..<(n * k)).map { Float($0 % 11) * 0.02 - 0.1 }
+        let packed = PackedGemmWeights(weightsOI: weights, bias: nil, inChannels: k, outChannels: n, kernel: self)
+        var best = UInt64.max
+        for _ in 0..<max(1, runs) {
+            let t0 = monotonicNanoseconds()
+            gemm(m: m, a: a.pointer, lda: k, weights: packed, c: c.pointer, ldc: n, relu6: false, residual: nil, ldr: 0)
+            best = min(best, monotonicNanoseconds() - t0)
+        }
+        return 2 * Double(m) * Double(k) * Double(n) / Double(max(best, 1))
+    }
+
     private static func measureFastest() -> GemmKernel {
         // A mid-network shape (14x14 pixels, 480 -> 112 channels plus 112 -> 672).
         let m = 196, k = 240, n = 192

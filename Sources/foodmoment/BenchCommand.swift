@@ -53,6 +53,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "With --layers: one line per layer instead of per kind.")
     var perLayer = false
 
+    @Option(help: "Only time the GEMM kernels on an M,K,N product (e.g. 784,512,512) and print GFLOP/s.")
+    var gemm: String?
+
     @Flag(help: "Do not run the onnxruntime comparison.")
     var skipOnnxruntime = false
 
@@ -73,6 +76,16 @@ struct BenchCommand: AsyncParsableCommand {
         if machine.build == "debug" && !allowDebug {
             Output.note("error: this is a debug build; timings would be meaningless. Build with `swift build -c release --product foodmoment` (or pass --allow-debug).")
             throw ExitCode(1)
+        }
+        if let gemm {
+            let dims = gemm.split(separator: ",").compactMap { Int($0) }
+            guard dims.count == 3, dims.allSatisfy({ $0 > 0 }) else { throw ValidationError("--gemm takes M,K,N, e.g. 784,512,512") }
+            print("machine \(machine.cpu), build \(machine.build), FOODMOMENT_TARGET_CPU=\(machine.targetCPUEnvironment ?? "(unset)") at run time")
+            for kernel in GemmKernel.allCases {
+                let rate = kernel.measureGFLOPS(m: dims[0], k: dims[1], n: dims[2], runs: runs)
+                print(Output.pad(kernel.rawValue, 14) + String(format: "%8.1f GFLOP/s (best of %d)", rate, runs))
+            }
+            return
         }
         let network: EfficientNetLite0
         do { network = try EfficientNetLite0(modelDirectory: model) } catch {
