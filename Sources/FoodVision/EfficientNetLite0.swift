@@ -49,6 +49,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
     let blocks: [Block]
     let head: PointwiseConv2D
     let fc: FullyConnected
+    /// The classifier weights, `[1000][1280]`, kept unpacked for class activation maps.
+    let fcWeights: [Float]
     let lock = NSLock()
     var arena: Arena?
 
@@ -193,6 +195,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
                                activation: .relu6, kernel: kernel)
         fc = FullyConnected(weightsOI: t["_fc.weight"]!, bias: t["_fc.bias"]!, inFeatures: Self.embeddingSize,
                             outFeatures: Self.classCount, kernel: kernel)
+        fcWeights = t["_fc.weight"]!
     }
 
     /// Activation buffers for one input shape, reused until the shape changes.
@@ -330,6 +333,28 @@ public final class EfficientNetLite0: @unchecked Sendable {
         }
     }
 
+    /// Preprocesses RGB images (`preprocess`) and runs them as one batch.
+    public func forward(rgb images: [RGBImage], includeFeatureMap: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
+        var batch = [FloatImage]()
+        batch.reserveCapacity(images.count)
+        for image in images { batch.append(try Self.preprocess(image)) }
+        return try forward(batch, includeFeatureMap: includeFeatureMap)
+    }
+
+    /// Class activation map of ImageNet class `classIndex` over a feature map (`featureMap.height x width`
+    /// values, row-major): the classifier's weights for that class applied at every position, so the map's
+    /// mean plus the class bias is the class logit. High values show where the class is in the image.
+    public func classActivationMap(featureMap: FloatImage, classIndex: Int) throws(FoodVisionError) -> [Float] {
+        guard featureMap.channels == Self.embeddingSize else {
+            throw .invalidInput(reason: "feature map has \(featureMap.channels) channels, the classifier reads \(Self.embeddingSize)")
+        }
+        guard (0..<Self.classCount).contains(classIndex) else {
+            throw .invalidInput(reason: "class index \(classIndex) is outside 0..<\(Self.classCount)")
+        }
+        let row = Array(fcWeights[(classIndex * Self.embeddingSize)..<((classIndex + 1) * Self.embeddingSize)])
+        return activationMap(featureMap, weights: row)
+    }
+
     /// The `k` most probable ImageNet classes for some logits (softmax over all classes).
     public func topClasses(logits: [Float], k: Int = 5) -> [ClassScore] {
         let probabilities = softmax(logits)
@@ -375,6 +400,20 @@ public final class EfficientNetLite0: @unchecked Sendable {
             }
         }
         return FloatImage(width: size, height: size, channels: 3, values: values)
+    }
+}
+
+/// `sum_c weights[c] * map[p, c]` at every position p of an HWC map.
+func activationMap(_ map: FloatImage, weights: [Float]) -> [Float] {
+    let c = map.channels
+    return map.values.withUnsafeBufferPointer { v in
+        weights.withUnsafeBufferPointer { w in
+            (0..<(map.width * map.height)).map { p in
+                var acc: Float = 0
+                for j in 0..<c { acc += v[p * c + j] * w[j] }
+                return acc
+            }
+        }
     }
 }
 
