@@ -175,9 +175,17 @@ func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeight
                             runMicroKernel(kernel, half: half, kc: kc, a: a + i * lda + k0, lda: lda, b: bp, c: cP, ldc: cLd,
                                            bias: biasP, residual: resP, ldr: resLd, relu6: relu6 && last)
                         } else {
-                            for r in 0..<rows {
+                            var r = 0
+                            if rows >= 4, kernel == .tile8x32 || kernel == .tile8x32fma {
+                                runFourRowKernel(fma: kernel == .tile8x32fma, half: half, kc: kc, a: a + i * lda + k0, lda: lda,
+                                                 b: bp, c: cP, ldc: cLd, bias: biasP, residual: resP, ldr: resLd,
+                                                 relu6: relu6 && last)
+                                r = 4
+                            }
+                            while r < rows {
                                 runRowKernel(kernel, half: half, kc: kc, a: a + (i + r) * lda + k0, b: bp, c: cP + r * cLd, bias: biasP,
                                              residual: resP.map { $0 + r * resLd }, relu6: relu6 && last)
+                                r += 1
                             }
                         }
                         if !direct {
@@ -190,6 +198,19 @@ func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeight
             }
             k0 += kc
         }
+    }
+}
+
+/// Four rows of the AVX-512 tiles (the M = 196 layers end with four).
+@inline(__always)
+private func runFourRowKernel(fma: Bool, half: Bool, kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                              c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                              residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    switch (fma, half) {
+    case (false, false): gemmMicro4x16x2(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (false, true): gemmMicro4x16x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (true, false): gemmMicro4x16x2fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (true, true): gemmMicro4x16x1fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
     }
 }
 
