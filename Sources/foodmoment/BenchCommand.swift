@@ -47,7 +47,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Images per forward pass (the onnxruntime comparison always uses 1).")
     var batch = 1
 
-    @Flag(help: "Also print where the time goes, per kind of layer.")
+    @Flag(help: "Also print where the time goes, per kind of layer (each kind's fastest run).")
     var layers = false
 
     @Flag(help: "With --layers: one line per layer instead of per kind.")
