@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Generates Sources/FoodVision/DepthwiseRowKernels.swift: depthwise k x k row kernels with the k*k weight
-vectors of one 16-channel chunk held in registers for a whole output row (AVX-512 has 32 zmm registers:
-25 weights + 2 accumulators for k=5, 9 + 4 for k=3). Run:
+"""Generates Sources/FoodVision/DepthwiseRowKernels.swift: depthwise k x k row kernels for one 16-channel
+chunk: several outputs per step, each input vector of a kernel row loaded once and shared by the outputs
+that use it, the row's k weight vectors loaded once per step. Run:
 python3 tools/gen_depthwise_kernels.py > Sources/FoodVision/DepthwiseRowKernels.swift
 """
-SHAPES = [(3, 1, 4), (3, 2, 4), (5, 1, 2), (5, 2, 2)]  # (kernel, stride, outputs per step)
+SHAPES = [(3, 1, 8), (3, 2, 8), (5, 1, 8), (5, 2, 8)]  # (kernel, stride, outputs per step)
+
+# Holding all k*k weights in registers for the row (an earlier version) limited a step to 2-4 outputs,
+# too few chains to hide the multiply-add latency; 6/3 and 8/4 outputs spilled.
 
 out = []
 w = out.append
@@ -13,33 +16,31 @@ w("")
 for k, s, u in SHAPES:
     w(f"/// Depthwise {k}x{k} stride {s}: outputs `oxStart..<oxEnd` of one row for the 16 channels at `rows`")
     w("/// (input row `iy0`, column 0, first channel of the chunk); every tap must lie inside the input.")
+    w(f"/// Up to {u} outputs per step: independent accumulator chains hide the multiply-add latency.")
     w("@inline(__always)")
     w(f"func depthwiseRow{k}s{s}(rows: UnsafePointer<Float>, rowStride: Int, ch: Int, ixOffset: Int,")
     w("                       weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int,")
     w("                       relu6: Bool, out: UnsafeMutablePointer<Float>) {")
-    for ky in range(k):
-        w("    " + "; ".join(f"let w{ky}_{kx} = load16(weights + {ky * k + kx} * ch)" for kx in range(k)))
     w("    var ox = oxStart")
-    w(f"    while ox + {u} <= oxEnd {{")
-    w(f"        let base = rows + (ox * {s} + ixOffset) * ch")
-    w("        " + "; ".join(f"var a{j} = bias" for j in range(u)))
-    for ky in range(k):
-        w(f"        let r{ky} = base + {ky} * rowStride")
-        for kx in range(k):
-            w("        " + "; ".join(f"a{j} += load16(r{ky} + {kx + j * s} * ch) * w{ky}_{kx}" for j in range(u)))
-    for j in range(u):
-        w(f"        store16(relu6 ? clamp6(a{j}) : a{j}, out + (ox + {j}) * ch)")
-    w(f"        ox += {u}")
-    w("    }")
-    w("    while ox < oxEnd {")
-    w(f"        let base = rows + (ox * {s} + ixOffset) * ch")
-    w("        var a0 = bias")
-    for ky in range(k):
-        w(f"        let r{ky} = base + {ky} * rowStride")
-        w("        " + "; ".join(f"a0 += load16(r{ky} + {kx} * ch) * w{ky}_{kx}" for kx in range(k)))
-    w("        store16(relu6 ? clamp6(a0) : a0, out + ox * ch)")
-    w("        ox += 1")
-    w("    }")
+    steps = [v for v in (8, 4, 2, 1) if v <= u]
+    for v in steps:
+        loop = "while" if v in (u, 1) else "if"
+        w(f"    {loop} ox + {v} <= oxEnd {{")
+        w(f"        let base = rows + (ox * {s} + ixOffset) * ch")
+        w("        " + "; ".join(f"var a{j} = bias" for j in range(v)))
+        for ky in range(k):
+            w("        do {")
+            w(f"            let r = base + {ky} * rowStride")
+            w("            " + "; ".join(f"let w{kx} = load16(weights + {ky * k + kx} * ch)" for kx in range(k)))
+            for o in sorted({kx + j * s for kx in range(k) for j in range(v)}):
+                w(f"            let x{o} = load16(r + {o} * ch)")
+            for kx in range(k):
+                w("            " + "; ".join(f"a{j} += x{kx + j * s} * w{kx}" for j in range(v)))
+            w("        }")
+        for j in range(v):
+            w(f"        store16(relu6 ? clamp6(a{j}) : a{j}, out + (ox + {j}) * ch)")
+        w(f"        ox += {v}")
+        w("    }")
     w("}")
     w("")
 print("\n".join(out))

@@ -2,224 +2,1244 @@
 
 /// Depthwise 3x3 stride 1: outputs `oxStart..<oxEnd` of one row for the 16 channels at `rows`
 /// (input row `iy0`, column 0, first channel of the chunk); every tap must lie inside the input.
+/// Up to 8 outputs per step: independent accumulator chains hide the multiply-add latency.
 @inline(__always)
 func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, ch: Int, ixOffset: Int,
                        weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int,
                        relu6: Bool, out: UnsafeMutablePointer<Float>) {
-    let w0_0 = load16(weights + 0 * ch); let w0_1 = load16(weights + 1 * ch); let w0_2 = load16(weights + 2 * ch)
-    let w1_0 = load16(weights + 3 * ch); let w1_1 = load16(weights + 4 * ch); let w1_2 = load16(weights + 5 * ch)
-    let w2_0 = load16(weights + 6 * ch); let w2_1 = load16(weights + 7 * ch); let w2_2 = load16(weights + 8 * ch)
     var ox = oxStart
-    while ox + 4 <= oxEnd {
+    while ox + 8 <= oxEnd {
+        let base = rows + (ox * 1 + ixOffset) * ch
+        var a0 = bias; var a1 = bias; var a2 = bias; var a3 = bias; var a4 = bias; var a5 = bias; var a6 = bias; var a7 = bias
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 3 * ch); let w1 = load16(weights + 4 * ch); let w2 = load16(weights + 5 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 6 * ch); let w1 = load16(weights + 7 * ch); let w2 = load16(weights + 8 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
+        }
+        store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
+        store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
+        store16(relu6 ? clamp6(a2) : a2, out + (ox + 2) * ch)
+        store16(relu6 ? clamp6(a3) : a3, out + (ox + 3) * ch)
+        store16(relu6 ? clamp6(a4) : a4, out + (ox + 4) * ch)
+        store16(relu6 ? clamp6(a5) : a5, out + (ox + 5) * ch)
+        store16(relu6 ? clamp6(a6) : a6, out + (ox + 6) * ch)
+        store16(relu6 ? clamp6(a7) : a7, out + (ox + 7) * ch)
+        ox += 8
+    }
+    if ox + 4 <= oxEnd {
         let base = rows + (ox * 1 + ixOffset) * ch
         var a0 = bias; var a1 = bias; var a2 = bias; var a3 = bias
-        let r0 = base + 0 * rowStride
-        a0 += load16(r0 + 0 * ch) * w0_0; a1 += load16(r0 + 1 * ch) * w0_0; a2 += load16(r0 + 2 * ch) * w0_0; a3 += load16(r0 + 3 * ch) * w0_0
-        a0 += load16(r0 + 1 * ch) * w0_1; a1 += load16(r0 + 2 * ch) * w0_1; a2 += load16(r0 + 3 * ch) * w0_1; a3 += load16(r0 + 4 * ch) * w0_1
-        a0 += load16(r0 + 2 * ch) * w0_2; a1 += load16(r0 + 3 * ch) * w0_2; a2 += load16(r0 + 4 * ch) * w0_2; a3 += load16(r0 + 5 * ch) * w0_2
-        let r1 = base + 1 * rowStride
-        a0 += load16(r1 + 0 * ch) * w1_0; a1 += load16(r1 + 1 * ch) * w1_0; a2 += load16(r1 + 2 * ch) * w1_0; a3 += load16(r1 + 3 * ch) * w1_0
-        a0 += load16(r1 + 1 * ch) * w1_1; a1 += load16(r1 + 2 * ch) * w1_1; a2 += load16(r1 + 3 * ch) * w1_1; a3 += load16(r1 + 4 * ch) * w1_1
-        a0 += load16(r1 + 2 * ch) * w1_2; a1 += load16(r1 + 3 * ch) * w1_2; a2 += load16(r1 + 4 * ch) * w1_2; a3 += load16(r1 + 5 * ch) * w1_2
-        let r2 = base + 2 * rowStride
-        a0 += load16(r2 + 0 * ch) * w2_0; a1 += load16(r2 + 1 * ch) * w2_0; a2 += load16(r2 + 2 * ch) * w2_0; a3 += load16(r2 + 3 * ch) * w2_0
-        a0 += load16(r2 + 1 * ch) * w2_1; a1 += load16(r2 + 2 * ch) * w2_1; a2 += load16(r2 + 3 * ch) * w2_1; a3 += load16(r2 + 4 * ch) * w2_1
-        a0 += load16(r2 + 2 * ch) * w2_2; a1 += load16(r2 + 3 * ch) * w2_2; a2 += load16(r2 + 4 * ch) * w2_2; a3 += load16(r2 + 5 * ch) * w2_2
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 3 * ch); let w1 = load16(weights + 4 * ch); let w2 = load16(weights + 5 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 6 * ch); let w1 = load16(weights + 7 * ch); let w2 = load16(weights + 8 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
+        }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
         store16(relu6 ? clamp6(a2) : a2, out + (ox + 2) * ch)
         store16(relu6 ? clamp6(a3) : a3, out + (ox + 3) * ch)
         ox += 4
     }
-    while ox < oxEnd {
+    if ox + 2 <= oxEnd {
+        let base = rows + (ox * 1 + ixOffset) * ch
+        var a0 = bias; var a1 = bias
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            a0 += x0 * w0; a1 += x1 * w0
+            a0 += x1 * w1; a1 += x2 * w1
+            a0 += x2 * w2; a1 += x3 * w2
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 3 * ch); let w1 = load16(weights + 4 * ch); let w2 = load16(weights + 5 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            a0 += x0 * w0; a1 += x1 * w0
+            a0 += x1 * w1; a1 += x2 * w1
+            a0 += x2 * w2; a1 += x3 * w2
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 6 * ch); let w1 = load16(weights + 7 * ch); let w2 = load16(weights + 8 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            a0 += x0 * w0; a1 += x1 * w0
+            a0 += x1 * w1; a1 += x2 * w1
+            a0 += x2 * w2; a1 += x3 * w2
+        }
+        store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
+        store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
+        ox += 2
+    }
+    while ox + 1 <= oxEnd {
         let base = rows + (ox * 1 + ixOffset) * ch
         var a0 = bias
-        let r0 = base + 0 * rowStride
-        a0 += load16(r0 + 0 * ch) * w0_0; a0 += load16(r0 + 1 * ch) * w0_1; a0 += load16(r0 + 2 * ch) * w0_2
-        let r1 = base + 1 * rowStride
-        a0 += load16(r1 + 0 * ch) * w1_0; a0 += load16(r1 + 1 * ch) * w1_1; a0 += load16(r1 + 2 * ch) * w1_2
-        let r2 = base + 2 * rowStride
-        a0 += load16(r2 + 0 * ch) * w2_0; a0 += load16(r2 + 1 * ch) * w2_1; a0 += load16(r2 + 2 * ch) * w2_2
-        store16(relu6 ? clamp6(a0) : a0, out + ox * ch)
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 3 * ch); let w1 = load16(weights + 4 * ch); let w2 = load16(weights + 5 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 6 * ch); let w1 = load16(weights + 7 * ch); let w2 = load16(weights + 8 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+        }
+        store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         ox += 1
     }
 }
 
 /// Depthwise 3x3 stride 2: outputs `oxStart..<oxEnd` of one row for the 16 channels at `rows`
 /// (input row `iy0`, column 0, first channel of the chunk); every tap must lie inside the input.
+/// Up to 8 outputs per step: independent accumulator chains hide the multiply-add latency.
 @inline(__always)
 func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, ch: Int, ixOffset: Int,
                        weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int,
                        relu6: Bool, out: UnsafeMutablePointer<Float>) {
-    let w0_0 = load16(weights + 0 * ch); let w0_1 = load16(weights + 1 * ch); let w0_2 = load16(weights + 2 * ch)
-    let w1_0 = load16(weights + 3 * ch); let w1_1 = load16(weights + 4 * ch); let w1_2 = load16(weights + 5 * ch)
-    let w2_0 = load16(weights + 6 * ch); let w2_1 = load16(weights + 7 * ch); let w2_2 = load16(weights + 8 * ch)
     var ox = oxStart
-    while ox + 4 <= oxEnd {
+    while ox + 8 <= oxEnd {
+        let base = rows + (ox * 2 + ixOffset) * ch
+        var a0 = bias; var a1 = bias; var a2 = bias; var a3 = bias; var a4 = bias; var a5 = bias; var a6 = bias; var a7 = bias
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            let x11 = load16(r + 11 * ch)
+            let x12 = load16(r + 12 * ch)
+            let x13 = load16(r + 13 * ch)
+            let x14 = load16(r + 14 * ch)
+            let x15 = load16(r + 15 * ch)
+            let x16 = load16(r + 16 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 3 * ch); let w1 = load16(weights + 4 * ch); let w2 = load16(weights + 5 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            let x11 = load16(r + 11 * ch)
+            let x12 = load16(r + 12 * ch)
+            let x13 = load16(r + 13 * ch)
+            let x14 = load16(r + 14 * ch)
+            let x15 = load16(r + 15 * ch)
+            let x16 = load16(r + 16 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 6 * ch); let w1 = load16(weights + 7 * ch); let w2 = load16(weights + 8 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            let x11 = load16(r + 11 * ch)
+            let x12 = load16(r + 12 * ch)
+            let x13 = load16(r + 13 * ch)
+            let x14 = load16(r + 14 * ch)
+            let x15 = load16(r + 15 * ch)
+            let x16 = load16(r + 16 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
+        }
+        store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
+        store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
+        store16(relu6 ? clamp6(a2) : a2, out + (ox + 2) * ch)
+        store16(relu6 ? clamp6(a3) : a3, out + (ox + 3) * ch)
+        store16(relu6 ? clamp6(a4) : a4, out + (ox + 4) * ch)
+        store16(relu6 ? clamp6(a5) : a5, out + (ox + 5) * ch)
+        store16(relu6 ? clamp6(a6) : a6, out + (ox + 6) * ch)
+        store16(relu6 ? clamp6(a7) : a7, out + (ox + 7) * ch)
+        ox += 8
+    }
+    if ox + 4 <= oxEnd {
         let base = rows + (ox * 2 + ixOffset) * ch
         var a0 = bias; var a1 = bias; var a2 = bias; var a3 = bias
-        let r0 = base + 0 * rowStride
-        a0 += load16(r0 + 0 * ch) * w0_0; a1 += load16(r0 + 2 * ch) * w0_0; a2 += load16(r0 + 4 * ch) * w0_0; a3 += load16(r0 + 6 * ch) * w0_0
-        a0 += load16(r0 + 1 * ch) * w0_1; a1 += load16(r0 + 3 * ch) * w0_1; a2 += load16(r0 + 5 * ch) * w0_1; a3 += load16(r0 + 7 * ch) * w0_1
-        a0 += load16(r0 + 2 * ch) * w0_2; a1 += load16(r0 + 4 * ch) * w0_2; a2 += load16(r0 + 6 * ch) * w0_2; a3 += load16(r0 + 8 * ch) * w0_2
-        let r1 = base + 1 * rowStride
-        a0 += load16(r1 + 0 * ch) * w1_0; a1 += load16(r1 + 2 * ch) * w1_0; a2 += load16(r1 + 4 * ch) * w1_0; a3 += load16(r1 + 6 * ch) * w1_0
-        a0 += load16(r1 + 1 * ch) * w1_1; a1 += load16(r1 + 3 * ch) * w1_1; a2 += load16(r1 + 5 * ch) * w1_1; a3 += load16(r1 + 7 * ch) * w1_1
-        a0 += load16(r1 + 2 * ch) * w1_2; a1 += load16(r1 + 4 * ch) * w1_2; a2 += load16(r1 + 6 * ch) * w1_2; a3 += load16(r1 + 8 * ch) * w1_2
-        let r2 = base + 2 * rowStride
-        a0 += load16(r2 + 0 * ch) * w2_0; a1 += load16(r2 + 2 * ch) * w2_0; a2 += load16(r2 + 4 * ch) * w2_0; a3 += load16(r2 + 6 * ch) * w2_0
-        a0 += load16(r2 + 1 * ch) * w2_1; a1 += load16(r2 + 3 * ch) * w2_1; a2 += load16(r2 + 5 * ch) * w2_1; a3 += load16(r2 + 7 * ch) * w2_1
-        a0 += load16(r2 + 2 * ch) * w2_2; a1 += load16(r2 + 4 * ch) * w2_2; a2 += load16(r2 + 6 * ch) * w2_2; a3 += load16(r2 + 8 * ch) * w2_2
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 3 * ch); let w1 = load16(weights + 4 * ch); let w2 = load16(weights + 5 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 6 * ch); let w1 = load16(weights + 7 * ch); let w2 = load16(weights + 8 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
+        }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
         store16(relu6 ? clamp6(a2) : a2, out + (ox + 2) * ch)
         store16(relu6 ? clamp6(a3) : a3, out + (ox + 3) * ch)
         ox += 4
     }
-    while ox < oxEnd {
+    if ox + 2 <= oxEnd {
+        let base = rows + (ox * 2 + ixOffset) * ch
+        var a0 = bias; var a1 = bias
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            a0 += x0 * w0; a1 += x2 * w0
+            a0 += x1 * w1; a1 += x3 * w1
+            a0 += x2 * w2; a1 += x4 * w2
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 3 * ch); let w1 = load16(weights + 4 * ch); let w2 = load16(weights + 5 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            a0 += x0 * w0; a1 += x2 * w0
+            a0 += x1 * w1; a1 += x3 * w1
+            a0 += x2 * w2; a1 += x4 * w2
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 6 * ch); let w1 = load16(weights + 7 * ch); let w2 = load16(weights + 8 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            a0 += x0 * w0; a1 += x2 * w0
+            a0 += x1 * w1; a1 += x3 * w1
+            a0 += x2 * w2; a1 += x4 * w2
+        }
+        store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
+        store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
+        ox += 2
+    }
+    while ox + 1 <= oxEnd {
         let base = rows + (ox * 2 + ixOffset) * ch
         var a0 = bias
-        let r0 = base + 0 * rowStride
-        a0 += load16(r0 + 0 * ch) * w0_0; a0 += load16(r0 + 1 * ch) * w0_1; a0 += load16(r0 + 2 * ch) * w0_2
-        let r1 = base + 1 * rowStride
-        a0 += load16(r1 + 0 * ch) * w1_0; a0 += load16(r1 + 1 * ch) * w1_1; a0 += load16(r1 + 2 * ch) * w1_2
-        let r2 = base + 2 * rowStride
-        a0 += load16(r2 + 0 * ch) * w2_0; a0 += load16(r2 + 1 * ch) * w2_1; a0 += load16(r2 + 2 * ch) * w2_2
-        store16(relu6 ? clamp6(a0) : a0, out + ox * ch)
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 3 * ch); let w1 = load16(weights + 4 * ch); let w2 = load16(weights + 5 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 6 * ch); let w1 = load16(weights + 7 * ch); let w2 = load16(weights + 8 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+        }
+        store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         ox += 1
     }
 }
 
 /// Depthwise 5x5 stride 1: outputs `oxStart..<oxEnd` of one row for the 16 channels at `rows`
 /// (input row `iy0`, column 0, first channel of the chunk); every tap must lie inside the input.
+/// Up to 8 outputs per step: independent accumulator chains hide the multiply-add latency.
 @inline(__always)
 func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, ch: Int, ixOffset: Int,
                        weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int,
                        relu6: Bool, out: UnsafeMutablePointer<Float>) {
-    let w0_0 = load16(weights + 0 * ch); let w0_1 = load16(weights + 1 * ch); let w0_2 = load16(weights + 2 * ch); let w0_3 = load16(weights + 3 * ch); let w0_4 = load16(weights + 4 * ch)
-    let w1_0 = load16(weights + 5 * ch); let w1_1 = load16(weights + 6 * ch); let w1_2 = load16(weights + 7 * ch); let w1_3 = load16(weights + 8 * ch); let w1_4 = load16(weights + 9 * ch)
-    let w2_0 = load16(weights + 10 * ch); let w2_1 = load16(weights + 11 * ch); let w2_2 = load16(weights + 12 * ch); let w2_3 = load16(weights + 13 * ch); let w2_4 = load16(weights + 14 * ch)
-    let w3_0 = load16(weights + 15 * ch); let w3_1 = load16(weights + 16 * ch); let w3_2 = load16(weights + 17 * ch); let w3_3 = load16(weights + 18 * ch); let w3_4 = load16(weights + 19 * ch)
-    let w4_0 = load16(weights + 20 * ch); let w4_1 = load16(weights + 21 * ch); let w4_2 = load16(weights + 22 * ch); let w4_3 = load16(weights + 23 * ch); let w4_4 = load16(weights + 24 * ch)
     var ox = oxStart
-    while ox + 2 <= oxEnd {
+    while ox + 8 <= oxEnd {
+        let base = rows + (ox * 1 + ixOffset) * ch
+        var a0 = bias; var a1 = bias; var a2 = bias; var a3 = bias; var a4 = bias; var a5 = bias; var a6 = bias; var a7 = bias
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch); let w3 = load16(weights + 3 * ch); let w4 = load16(weights + 4 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            let x11 = load16(r + 11 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
+            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3; a4 += x7 * w3; a5 += x8 * w3; a6 += x9 * w3; a7 += x10 * w3
+            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4; a4 += x8 * w4; a5 += x9 * w4; a6 += x10 * w4; a7 += x11 * w4
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 5 * ch); let w1 = load16(weights + 6 * ch); let w2 = load16(weights + 7 * ch); let w3 = load16(weights + 8 * ch); let w4 = load16(weights + 9 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            let x11 = load16(r + 11 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
+            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3; a4 += x7 * w3; a5 += x8 * w3; a6 += x9 * w3; a7 += x10 * w3
+            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4; a4 += x8 * w4; a5 += x9 * w4; a6 += x10 * w4; a7 += x11 * w4
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 10 * ch); let w1 = load16(weights + 11 * ch); let w2 = load16(weights + 12 * ch); let w3 = load16(weights + 13 * ch); let w4 = load16(weights + 14 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            let x11 = load16(r + 11 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
+            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3; a4 += x7 * w3; a5 += x8 * w3; a6 += x9 * w3; a7 += x10 * w3
+            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4; a4 += x8 * w4; a5 += x9 * w4; a6 += x10 * w4; a7 += x11 * w4
+        }
+        do {
+            let r = base + 3 * rowStride
+            let w0 = load16(weights + 15 * ch); let w1 = load16(weights + 16 * ch); let w2 = load16(weights + 17 * ch); let w3 = load16(weights + 18 * ch); let w4 = load16(weights + 19 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            let x11 = load16(r + 11 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
+            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3; a4 += x7 * w3; a5 += x8 * w3; a6 += x9 * w3; a7 += x10 * w3
+            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4; a4 += x8 * w4; a5 += x9 * w4; a6 += x10 * w4; a7 += x11 * w4
+        }
+        do {
+            let r = base + 4 * rowStride
+            let w0 = load16(weights + 20 * ch); let w1 = load16(weights + 21 * ch); let w2 = load16(weights + 22 * ch); let w3 = load16(weights + 23 * ch); let w4 = load16(weights + 24 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            let x11 = load16(r + 11 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
+            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3; a4 += x7 * w3; a5 += x8 * w3; a6 += x9 * w3; a7 += x10 * w3
+            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4; a4 += x8 * w4; a5 += x9 * w4; a6 += x10 * w4; a7 += x11 * w4
+        }
+        store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
+        store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
+        store16(relu6 ? clamp6(a2) : a2, out + (ox + 2) * ch)
+        store16(relu6 ? clamp6(a3) : a3, out + (ox + 3) * ch)
+        store16(relu6 ? clamp6(a4) : a4, out + (ox + 4) * ch)
+        store16(relu6 ? clamp6(a5) : a5, out + (ox + 5) * ch)
+        store16(relu6 ? clamp6(a6) : a6, out + (ox + 6) * ch)
+        store16(relu6 ? clamp6(a7) : a7, out + (ox + 7) * ch)
+        ox += 8
+    }
+    if ox + 4 <= oxEnd {
+        let base = rows + (ox * 1 + ixOffset) * ch
+        var a0 = bias; var a1 = bias; var a2 = bias; var a3 = bias
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch); let w3 = load16(weights + 3 * ch); let w4 = load16(weights + 4 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
+            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3
+            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 5 * ch); let w1 = load16(weights + 6 * ch); let w2 = load16(weights + 7 * ch); let w3 = load16(weights + 8 * ch); let w4 = load16(weights + 9 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
+            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3
+            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 10 * ch); let w1 = load16(weights + 11 * ch); let w2 = load16(weights + 12 * ch); let w3 = load16(weights + 13 * ch); let w4 = load16(weights + 14 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
+            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3
+            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4
+        }
+        do {
+            let r = base + 3 * rowStride
+            let w0 = load16(weights + 15 * ch); let w1 = load16(weights + 16 * ch); let w2 = load16(weights + 17 * ch); let w3 = load16(weights + 18 * ch); let w4 = load16(weights + 19 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
+            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3
+            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4
+        }
+        do {
+            let r = base + 4 * rowStride
+            let w0 = load16(weights + 20 * ch); let w1 = load16(weights + 21 * ch); let w2 = load16(weights + 22 * ch); let w3 = load16(weights + 23 * ch); let w4 = load16(weights + 24 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
+            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
+            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
+            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3
+            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4
+        }
+        store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
+        store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
+        store16(relu6 ? clamp6(a2) : a2, out + (ox + 2) * ch)
+        store16(relu6 ? clamp6(a3) : a3, out + (ox + 3) * ch)
+        ox += 4
+    }
+    if ox + 2 <= oxEnd {
         let base = rows + (ox * 1 + ixOffset) * ch
         var a0 = bias; var a1 = bias
-        let r0 = base + 0 * rowStride
-        a0 += load16(r0 + 0 * ch) * w0_0; a1 += load16(r0 + 1 * ch) * w0_0
-        a0 += load16(r0 + 1 * ch) * w0_1; a1 += load16(r0 + 2 * ch) * w0_1
-        a0 += load16(r0 + 2 * ch) * w0_2; a1 += load16(r0 + 3 * ch) * w0_2
-        a0 += load16(r0 + 3 * ch) * w0_3; a1 += load16(r0 + 4 * ch) * w0_3
-        a0 += load16(r0 + 4 * ch) * w0_4; a1 += load16(r0 + 5 * ch) * w0_4
-        let r1 = base + 1 * rowStride
-        a0 += load16(r1 + 0 * ch) * w1_0; a1 += load16(r1 + 1 * ch) * w1_0
-        a0 += load16(r1 + 1 * ch) * w1_1; a1 += load16(r1 + 2 * ch) * w1_1
-        a0 += load16(r1 + 2 * ch) * w1_2; a1 += load16(r1 + 3 * ch) * w1_2
-        a0 += load16(r1 + 3 * ch) * w1_3; a1 += load16(r1 + 4 * ch) * w1_3
-        a0 += load16(r1 + 4 * ch) * w1_4; a1 += load16(r1 + 5 * ch) * w1_4
-        let r2 = base + 2 * rowStride
-        a0 += load16(r2 + 0 * ch) * w2_0; a1 += load16(r2 + 1 * ch) * w2_0
-        a0 += load16(r2 + 1 * ch) * w2_1; a1 += load16(r2 + 2 * ch) * w2_1
-        a0 += load16(r2 + 2 * ch) * w2_2; a1 += load16(r2 + 3 * ch) * w2_2
-        a0 += load16(r2 + 3 * ch) * w2_3; a1 += load16(r2 + 4 * ch) * w2_3
-        a0 += load16(r2 + 4 * ch) * w2_4; a1 += load16(r2 + 5 * ch) * w2_4
-        let r3 = base + 3 * rowStride
-        a0 += load16(r3 + 0 * ch) * w3_0; a1 += load16(r3 + 1 * ch) * w3_0
-        a0 += load16(r3 + 1 * ch) * w3_1; a1 += load16(r3 + 2 * ch) * w3_1
-        a0 += load16(r3 + 2 * ch) * w3_2; a1 += load16(r3 + 3 * ch) * w3_2
-        a0 += load16(r3 + 3 * ch) * w3_3; a1 += load16(r3 + 4 * ch) * w3_3
-        a0 += load16(r3 + 4 * ch) * w3_4; a1 += load16(r3 + 5 * ch) * w3_4
-        let r4 = base + 4 * rowStride
-        a0 += load16(r4 + 0 * ch) * w4_0; a1 += load16(r4 + 1 * ch) * w4_0
-        a0 += load16(r4 + 1 * ch) * w4_1; a1 += load16(r4 + 2 * ch) * w4_1
-        a0 += load16(r4 + 2 * ch) * w4_2; a1 += load16(r4 + 3 * ch) * w4_2
-        a0 += load16(r4 + 3 * ch) * w4_3; a1 += load16(r4 + 4 * ch) * w4_3
-        a0 += load16(r4 + 4 * ch) * w4_4; a1 += load16(r4 + 5 * ch) * w4_4
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch); let w3 = load16(weights + 3 * ch); let w4 = load16(weights + 4 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            a0 += x0 * w0; a1 += x1 * w0
+            a0 += x1 * w1; a1 += x2 * w1
+            a0 += x2 * w2; a1 += x3 * w2
+            a0 += x3 * w3; a1 += x4 * w3
+            a0 += x4 * w4; a1 += x5 * w4
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 5 * ch); let w1 = load16(weights + 6 * ch); let w2 = load16(weights + 7 * ch); let w3 = load16(weights + 8 * ch); let w4 = load16(weights + 9 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            a0 += x0 * w0; a1 += x1 * w0
+            a0 += x1 * w1; a1 += x2 * w1
+            a0 += x2 * w2; a1 += x3 * w2
+            a0 += x3 * w3; a1 += x4 * w3
+            a0 += x4 * w4; a1 += x5 * w4
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 10 * ch); let w1 = load16(weights + 11 * ch); let w2 = load16(weights + 12 * ch); let w3 = load16(weights + 13 * ch); let w4 = load16(weights + 14 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            a0 += x0 * w0; a1 += x1 * w0
+            a0 += x1 * w1; a1 += x2 * w1
+            a0 += x2 * w2; a1 += x3 * w2
+            a0 += x3 * w3; a1 += x4 * w3
+            a0 += x4 * w4; a1 += x5 * w4
+        }
+        do {
+            let r = base + 3 * rowStride
+            let w0 = load16(weights + 15 * ch); let w1 = load16(weights + 16 * ch); let w2 = load16(weights + 17 * ch); let w3 = load16(weights + 18 * ch); let w4 = load16(weights + 19 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            a0 += x0 * w0; a1 += x1 * w0
+            a0 += x1 * w1; a1 += x2 * w1
+            a0 += x2 * w2; a1 += x3 * w2
+            a0 += x3 * w3; a1 += x4 * w3
+            a0 += x4 * w4; a1 += x5 * w4
+        }
+        do {
+            let r = base + 4 * rowStride
+            let w0 = load16(weights + 20 * ch); let w1 = load16(weights + 21 * ch); let w2 = load16(weights + 22 * ch); let w3 = load16(weights + 23 * ch); let w4 = load16(weights + 24 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            a0 += x0 * w0; a1 += x1 * w0
+            a0 += x1 * w1; a1 += x2 * w1
+            a0 += x2 * w2; a1 += x3 * w2
+            a0 += x3 * w3; a1 += x4 * w3
+            a0 += x4 * w4; a1 += x5 * w4
+        }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
         ox += 2
     }
-    while ox < oxEnd {
+    while ox + 1 <= oxEnd {
         let base = rows + (ox * 1 + ixOffset) * ch
         var a0 = bias
-        let r0 = base + 0 * rowStride
-        a0 += load16(r0 + 0 * ch) * w0_0; a0 += load16(r0 + 1 * ch) * w0_1; a0 += load16(r0 + 2 * ch) * w0_2; a0 += load16(r0 + 3 * ch) * w0_3; a0 += load16(r0 + 4 * ch) * w0_4
-        let r1 = base + 1 * rowStride
-        a0 += load16(r1 + 0 * ch) * w1_0; a0 += load16(r1 + 1 * ch) * w1_1; a0 += load16(r1 + 2 * ch) * w1_2; a0 += load16(r1 + 3 * ch) * w1_3; a0 += load16(r1 + 4 * ch) * w1_4
-        let r2 = base + 2 * rowStride
-        a0 += load16(r2 + 0 * ch) * w2_0; a0 += load16(r2 + 1 * ch) * w2_1; a0 += load16(r2 + 2 * ch) * w2_2; a0 += load16(r2 + 3 * ch) * w2_3; a0 += load16(r2 + 4 * ch) * w2_4
-        let r3 = base + 3 * rowStride
-        a0 += load16(r3 + 0 * ch) * w3_0; a0 += load16(r3 + 1 * ch) * w3_1; a0 += load16(r3 + 2 * ch) * w3_2; a0 += load16(r3 + 3 * ch) * w3_3; a0 += load16(r3 + 4 * ch) * w3_4
-        let r4 = base + 4 * rowStride
-        a0 += load16(r4 + 0 * ch) * w4_0; a0 += load16(r4 + 1 * ch) * w4_1; a0 += load16(r4 + 2 * ch) * w4_2; a0 += load16(r4 + 3 * ch) * w4_3; a0 += load16(r4 + 4 * ch) * w4_4
-        store16(relu6 ? clamp6(a0) : a0, out + ox * ch)
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch); let w3 = load16(weights + 3 * ch); let w4 = load16(weights + 4 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+            a0 += x3 * w3
+            a0 += x4 * w4
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 5 * ch); let w1 = load16(weights + 6 * ch); let w2 = load16(weights + 7 * ch); let w3 = load16(weights + 8 * ch); let w4 = load16(weights + 9 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+            a0 += x3 * w3
+            a0 += x4 * w4
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 10 * ch); let w1 = load16(weights + 11 * ch); let w2 = load16(weights + 12 * ch); let w3 = load16(weights + 13 * ch); let w4 = load16(weights + 14 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+            a0 += x3 * w3
+            a0 += x4 * w4
+        }
+        do {
+            let r = base + 3 * rowStride
+            let w0 = load16(weights + 15 * ch); let w1 = load16(weights + 16 * ch); let w2 = load16(weights + 17 * ch); let w3 = load16(weights + 18 * ch); let w4 = load16(weights + 19 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+            a0 += x3 * w3
+            a0 += x4 * w4
+        }
+        do {
+            let r = base + 4 * rowStride
+            let w0 = load16(weights + 20 * ch); let w1 = load16(weights + 21 * ch); let w2 = load16(weights + 22 * ch); let w3 = load16(weights + 23 * ch); let w4 = load16(weights + 24 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+            a0 += x3 * w3
+            a0 += x4 * w4
+        }
+        store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         ox += 1
     }
 }
 
 /// Depthwise 5x5 stride 2: outputs `oxStart..<oxEnd` of one row for the 16 channels at `rows`
 /// (input row `iy0`, column 0, first channel of the chunk); every tap must lie inside the input.
+/// Up to 8 outputs per step: independent accumulator chains hide the multiply-add latency.
 @inline(__always)
 func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, ch: Int, ixOffset: Int,
                        weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int,
                        relu6: Bool, out: UnsafeMutablePointer<Float>) {
-    let w0_0 = load16(weights + 0 * ch); let w0_1 = load16(weights + 1 * ch); let w0_2 = load16(weights + 2 * ch); let w0_3 = load16(weights + 3 * ch); let w0_4 = load16(weights + 4 * ch)
-    let w1_0 = load16(weights + 5 * ch); let w1_1 = load16(weights + 6 * ch); let w1_2 = load16(weights + 7 * ch); let w1_3 = load16(weights + 8 * ch); let w1_4 = load16(weights + 9 * ch)
-    let w2_0 = load16(weights + 10 * ch); let w2_1 = load16(weights + 11 * ch); let w2_2 = load16(weights + 12 * ch); let w2_3 = load16(weights + 13 * ch); let w2_4 = load16(weights + 14 * ch)
-    let w3_0 = load16(weights + 15 * ch); let w3_1 = load16(weights + 16 * ch); let w3_2 = load16(weights + 17 * ch); let w3_3 = load16(weights + 18 * ch); let w3_4 = load16(weights + 19 * ch)
-    let w4_0 = load16(weights + 20 * ch); let w4_1 = load16(weights + 21 * ch); let w4_2 = load16(weights + 22 * ch); let w4_3 = load16(weights + 23 * ch); let w4_4 = load16(weights + 24 * ch)
     var ox = oxStart
-    while ox + 2 <= oxEnd {
+    while ox + 8 <= oxEnd {
+        let base = rows + (ox * 2 + ixOffset) * ch
+        var a0 = bias; var a1 = bias; var a2 = bias; var a3 = bias; var a4 = bias; var a5 = bias; var a6 = bias; var a7 = bias
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch); let w3 = load16(weights + 3 * ch); let w4 = load16(weights + 4 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            let x11 = load16(r + 11 * ch)
+            let x12 = load16(r + 12 * ch)
+            let x13 = load16(r + 13 * ch)
+            let x14 = load16(r + 14 * ch)
+            let x15 = load16(r + 15 * ch)
+            let x16 = load16(r + 16 * ch)
+            let x17 = load16(r + 17 * ch)
+            let x18 = load16(r + 18 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
+            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3; a4 += x11 * w3; a5 += x13 * w3; a6 += x15 * w3; a7 += x17 * w3
+            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4; a4 += x12 * w4; a5 += x14 * w4; a6 += x16 * w4; a7 += x18 * w4
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 5 * ch); let w1 = load16(weights + 6 * ch); let w2 = load16(weights + 7 * ch); let w3 = load16(weights + 8 * ch); let w4 = load16(weights + 9 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            let x11 = load16(r + 11 * ch)
+            let x12 = load16(r + 12 * ch)
+            let x13 = load16(r + 13 * ch)
+            let x14 = load16(r + 14 * ch)
+            let x15 = load16(r + 15 * ch)
+            let x16 = load16(r + 16 * ch)
+            let x17 = load16(r + 17 * ch)
+            let x18 = load16(r + 18 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
+            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3; a4 += x11 * w3; a5 += x13 * w3; a6 += x15 * w3; a7 += x17 * w3
+            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4; a4 += x12 * w4; a5 += x14 * w4; a6 += x16 * w4; a7 += x18 * w4
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 10 * ch); let w1 = load16(weights + 11 * ch); let w2 = load16(weights + 12 * ch); let w3 = load16(weights + 13 * ch); let w4 = load16(weights + 14 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            let x11 = load16(r + 11 * ch)
+            let x12 = load16(r + 12 * ch)
+            let x13 = load16(r + 13 * ch)
+            let x14 = load16(r + 14 * ch)
+            let x15 = load16(r + 15 * ch)
+            let x16 = load16(r + 16 * ch)
+            let x17 = load16(r + 17 * ch)
+            let x18 = load16(r + 18 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
+            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3; a4 += x11 * w3; a5 += x13 * w3; a6 += x15 * w3; a7 += x17 * w3
+            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4; a4 += x12 * w4; a5 += x14 * w4; a6 += x16 * w4; a7 += x18 * w4
+        }
+        do {
+            let r = base + 3 * rowStride
+            let w0 = load16(weights + 15 * ch); let w1 = load16(weights + 16 * ch); let w2 = load16(weights + 17 * ch); let w3 = load16(weights + 18 * ch); let w4 = load16(weights + 19 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            let x11 = load16(r + 11 * ch)
+            let x12 = load16(r + 12 * ch)
+            let x13 = load16(r + 13 * ch)
+            let x14 = load16(r + 14 * ch)
+            let x15 = load16(r + 15 * ch)
+            let x16 = load16(r + 16 * ch)
+            let x17 = load16(r + 17 * ch)
+            let x18 = load16(r + 18 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
+            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3; a4 += x11 * w3; a5 += x13 * w3; a6 += x15 * w3; a7 += x17 * w3
+            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4; a4 += x12 * w4; a5 += x14 * w4; a6 += x16 * w4; a7 += x18 * w4
+        }
+        do {
+            let r = base + 4 * rowStride
+            let w0 = load16(weights + 20 * ch); let w1 = load16(weights + 21 * ch); let w2 = load16(weights + 22 * ch); let w3 = load16(weights + 23 * ch); let w4 = load16(weights + 24 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            let x11 = load16(r + 11 * ch)
+            let x12 = load16(r + 12 * ch)
+            let x13 = load16(r + 13 * ch)
+            let x14 = load16(r + 14 * ch)
+            let x15 = load16(r + 15 * ch)
+            let x16 = load16(r + 16 * ch)
+            let x17 = load16(r + 17 * ch)
+            let x18 = load16(r + 18 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
+            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3; a4 += x11 * w3; a5 += x13 * w3; a6 += x15 * w3; a7 += x17 * w3
+            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4; a4 += x12 * w4; a5 += x14 * w4; a6 += x16 * w4; a7 += x18 * w4
+        }
+        store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
+        store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
+        store16(relu6 ? clamp6(a2) : a2, out + (ox + 2) * ch)
+        store16(relu6 ? clamp6(a3) : a3, out + (ox + 3) * ch)
+        store16(relu6 ? clamp6(a4) : a4, out + (ox + 4) * ch)
+        store16(relu6 ? clamp6(a5) : a5, out + (ox + 5) * ch)
+        store16(relu6 ? clamp6(a6) : a6, out + (ox + 6) * ch)
+        store16(relu6 ? clamp6(a7) : a7, out + (ox + 7) * ch)
+        ox += 8
+    }
+    if ox + 4 <= oxEnd {
+        let base = rows + (ox * 2 + ixOffset) * ch
+        var a0 = bias; var a1 = bias; var a2 = bias; var a3 = bias
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch); let w3 = load16(weights + 3 * ch); let w4 = load16(weights + 4 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
+            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3
+            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 5 * ch); let w1 = load16(weights + 6 * ch); let w2 = load16(weights + 7 * ch); let w3 = load16(weights + 8 * ch); let w4 = load16(weights + 9 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
+            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3
+            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 10 * ch); let w1 = load16(weights + 11 * ch); let w2 = load16(weights + 12 * ch); let w3 = load16(weights + 13 * ch); let w4 = load16(weights + 14 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
+            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3
+            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4
+        }
+        do {
+            let r = base + 3 * rowStride
+            let w0 = load16(weights + 15 * ch); let w1 = load16(weights + 16 * ch); let w2 = load16(weights + 17 * ch); let w3 = load16(weights + 18 * ch); let w4 = load16(weights + 19 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
+            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3
+            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4
+        }
+        do {
+            let r = base + 4 * rowStride
+            let w0 = load16(weights + 20 * ch); let w1 = load16(weights + 21 * ch); let w2 = load16(weights + 22 * ch); let w3 = load16(weights + 23 * ch); let w4 = load16(weights + 24 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            let x7 = load16(r + 7 * ch)
+            let x8 = load16(r + 8 * ch)
+            let x9 = load16(r + 9 * ch)
+            let x10 = load16(r + 10 * ch)
+            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
+            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
+            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
+            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3
+            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4
+        }
+        store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
+        store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
+        store16(relu6 ? clamp6(a2) : a2, out + (ox + 2) * ch)
+        store16(relu6 ? clamp6(a3) : a3, out + (ox + 3) * ch)
+        ox += 4
+    }
+    if ox + 2 <= oxEnd {
         let base = rows + (ox * 2 + ixOffset) * ch
         var a0 = bias; var a1 = bias
-        let r0 = base + 0 * rowStride
-        a0 += load16(r0 + 0 * ch) * w0_0; a1 += load16(r0 + 2 * ch) * w0_0
-        a0 += load16(r0 + 1 * ch) * w0_1; a1 += load16(r0 + 3 * ch) * w0_1
-        a0 += load16(r0 + 2 * ch) * w0_2; a1 += load16(r0 + 4 * ch) * w0_2
-        a0 += load16(r0 + 3 * ch) * w0_3; a1 += load16(r0 + 5 * ch) * w0_3
-        a0 += load16(r0 + 4 * ch) * w0_4; a1 += load16(r0 + 6 * ch) * w0_4
-        let r1 = base + 1 * rowStride
-        a0 += load16(r1 + 0 * ch) * w1_0; a1 += load16(r1 + 2 * ch) * w1_0
-        a0 += load16(r1 + 1 * ch) * w1_1; a1 += load16(r1 + 3 * ch) * w1_1
-        a0 += load16(r1 + 2 * ch) * w1_2; a1 += load16(r1 + 4 * ch) * w1_2
-        a0 += load16(r1 + 3 * ch) * w1_3; a1 += load16(r1 + 5 * ch) * w1_3
-        a0 += load16(r1 + 4 * ch) * w1_4; a1 += load16(r1 + 6 * ch) * w1_4
-        let r2 = base + 2 * rowStride
-        a0 += load16(r2 + 0 * ch) * w2_0; a1 += load16(r2 + 2 * ch) * w2_0
-        a0 += load16(r2 + 1 * ch) * w2_1; a1 += load16(r2 + 3 * ch) * w2_1
-        a0 += load16(r2 + 2 * ch) * w2_2; a1 += load16(r2 + 4 * ch) * w2_2
-        a0 += load16(r2 + 3 * ch) * w2_3; a1 += load16(r2 + 5 * ch) * w2_3
-        a0 += load16(r2 + 4 * ch) * w2_4; a1 += load16(r2 + 6 * ch) * w2_4
-        let r3 = base + 3 * rowStride
-        a0 += load16(r3 + 0 * ch) * w3_0; a1 += load16(r3 + 2 * ch) * w3_0
-        a0 += load16(r3 + 1 * ch) * w3_1; a1 += load16(r3 + 3 * ch) * w3_1
-        a0 += load16(r3 + 2 * ch) * w3_2; a1 += load16(r3 + 4 * ch) * w3_2
-        a0 += load16(r3 + 3 * ch) * w3_3; a1 += load16(r3 + 5 * ch) * w3_3
-        a0 += load16(r3 + 4 * ch) * w3_4; a1 += load16(r3 + 6 * ch) * w3_4
-        let r4 = base + 4 * rowStride
-        a0 += load16(r4 + 0 * ch) * w4_0; a1 += load16(r4 + 2 * ch) * w4_0
-        a0 += load16(r4 + 1 * ch) * w4_1; a1 += load16(r4 + 3 * ch) * w4_1
-        a0 += load16(r4 + 2 * ch) * w4_2; a1 += load16(r4 + 4 * ch) * w4_2
-        a0 += load16(r4 + 3 * ch) * w4_3; a1 += load16(r4 + 5 * ch) * w4_3
-        a0 += load16(r4 + 4 * ch) * w4_4; a1 += load16(r4 + 6 * ch) * w4_4
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch); let w3 = load16(weights + 3 * ch); let w4 = load16(weights + 4 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            a0 += x0 * w0; a1 += x2 * w0
+            a0 += x1 * w1; a1 += x3 * w1
+            a0 += x2 * w2; a1 += x4 * w2
+            a0 += x3 * w3; a1 += x5 * w3
+            a0 += x4 * w4; a1 += x6 * w4
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 5 * ch); let w1 = load16(weights + 6 * ch); let w2 = load16(weights + 7 * ch); let w3 = load16(weights + 8 * ch); let w4 = load16(weights + 9 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            a0 += x0 * w0; a1 += x2 * w0
+            a0 += x1 * w1; a1 += x3 * w1
+            a0 += x2 * w2; a1 += x4 * w2
+            a0 += x3 * w3; a1 += x5 * w3
+            a0 += x4 * w4; a1 += x6 * w4
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 10 * ch); let w1 = load16(weights + 11 * ch); let w2 = load16(weights + 12 * ch); let w3 = load16(weights + 13 * ch); let w4 = load16(weights + 14 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            a0 += x0 * w0; a1 += x2 * w0
+            a0 += x1 * w1; a1 += x3 * w1
+            a0 += x2 * w2; a1 += x4 * w2
+            a0 += x3 * w3; a1 += x5 * w3
+            a0 += x4 * w4; a1 += x6 * w4
+        }
+        do {
+            let r = base + 3 * rowStride
+            let w0 = load16(weights + 15 * ch); let w1 = load16(weights + 16 * ch); let w2 = load16(weights + 17 * ch); let w3 = load16(weights + 18 * ch); let w4 = load16(weights + 19 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            a0 += x0 * w0; a1 += x2 * w0
+            a0 += x1 * w1; a1 += x3 * w1
+            a0 += x2 * w2; a1 += x4 * w2
+            a0 += x3 * w3; a1 += x5 * w3
+            a0 += x4 * w4; a1 += x6 * w4
+        }
+        do {
+            let r = base + 4 * rowStride
+            let w0 = load16(weights + 20 * ch); let w1 = load16(weights + 21 * ch); let w2 = load16(weights + 22 * ch); let w3 = load16(weights + 23 * ch); let w4 = load16(weights + 24 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            let x5 = load16(r + 5 * ch)
+            let x6 = load16(r + 6 * ch)
+            a0 += x0 * w0; a1 += x2 * w0
+            a0 += x1 * w1; a1 += x3 * w1
+            a0 += x2 * w2; a1 += x4 * w2
+            a0 += x3 * w3; a1 += x5 * w3
+            a0 += x4 * w4; a1 += x6 * w4
+        }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
         ox += 2
     }
-    while ox < oxEnd {
+    while ox + 1 <= oxEnd {
         let base = rows + (ox * 2 + ixOffset) * ch
         var a0 = bias
-        let r0 = base + 0 * rowStride
-        a0 += load16(r0 + 0 * ch) * w0_0; a0 += load16(r0 + 1 * ch) * w0_1; a0 += load16(r0 + 2 * ch) * w0_2; a0 += load16(r0 + 3 * ch) * w0_3; a0 += load16(r0 + 4 * ch) * w0_4
-        let r1 = base + 1 * rowStride
-        a0 += load16(r1 + 0 * ch) * w1_0; a0 += load16(r1 + 1 * ch) * w1_1; a0 += load16(r1 + 2 * ch) * w1_2; a0 += load16(r1 + 3 * ch) * w1_3; a0 += load16(r1 + 4 * ch) * w1_4
-        let r2 = base + 2 * rowStride
-        a0 += load16(r2 + 0 * ch) * w2_0; a0 += load16(r2 + 1 * ch) * w2_1; a0 += load16(r2 + 2 * ch) * w2_2; a0 += load16(r2 + 3 * ch) * w2_3; a0 += load16(r2 + 4 * ch) * w2_4
-        let r3 = base + 3 * rowStride
-        a0 += load16(r3 + 0 * ch) * w3_0; a0 += load16(r3 + 1 * ch) * w3_1; a0 += load16(r3 + 2 * ch) * w3_2; a0 += load16(r3 + 3 * ch) * w3_3; a0 += load16(r3 + 4 * ch) * w3_4
-        let r4 = base + 4 * rowStride
-        a0 += load16(r4 + 0 * ch) * w4_0; a0 += load16(r4 + 1 * ch) * w4_1; a0 += load16(r4 + 2 * ch) * w4_2; a0 += load16(r4 + 3 * ch) * w4_3; a0 += load16(r4 + 4 * ch) * w4_4
-        store16(relu6 ? clamp6(a0) : a0, out + ox * ch)
+        do {
+            let r = base + 0 * rowStride
+            let w0 = load16(weights + 0 * ch); let w1 = load16(weights + 1 * ch); let w2 = load16(weights + 2 * ch); let w3 = load16(weights + 3 * ch); let w4 = load16(weights + 4 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+            a0 += x3 * w3
+            a0 += x4 * w4
+        }
+        do {
+            let r = base + 1 * rowStride
+            let w0 = load16(weights + 5 * ch); let w1 = load16(weights + 6 * ch); let w2 = load16(weights + 7 * ch); let w3 = load16(weights + 8 * ch); let w4 = load16(weights + 9 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+            a0 += x3 * w3
+            a0 += x4 * w4
+        }
+        do {
+            let r = base + 2 * rowStride
+            let w0 = load16(weights + 10 * ch); let w1 = load16(weights + 11 * ch); let w2 = load16(weights + 12 * ch); let w3 = load16(weights + 13 * ch); let w4 = load16(weights + 14 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+            a0 += x3 * w3
+            a0 += x4 * w4
+        }
+        do {
+            let r = base + 3 * rowStride
+            let w0 = load16(weights + 15 * ch); let w1 = load16(weights + 16 * ch); let w2 = load16(weights + 17 * ch); let w3 = load16(weights + 18 * ch); let w4 = load16(weights + 19 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+            a0 += x3 * w3
+            a0 += x4 * w4
+        }
+        do {
+            let r = base + 4 * rowStride
+            let w0 = load16(weights + 20 * ch); let w1 = load16(weights + 21 * ch); let w2 = load16(weights + 22 * ch); let w3 = load16(weights + 23 * ch); let w4 = load16(weights + 24 * ch)
+            let x0 = load16(r + 0 * ch)
+            let x1 = load16(r + 1 * ch)
+            let x2 = load16(r + 2 * ch)
+            let x3 = load16(r + 3 * ch)
+            let x4 = load16(r + 4 * ch)
+            a0 += x0 * w0
+            a0 += x1 * w1
+            a0 += x2 * w2
+            a0 += x3 * w3
+            a0 += x4 * w4
+        }
+        store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         ox += 1
     }
 }

@@ -49,6 +49,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
     let blocks: [Block]
     let head: PointwiseConv2D
     let fc: FullyConnected
+    /// The classifier weights, `[1000][1280]`, kept unpacked for class activation maps.
+    let fcWeights: [Float]
     let lock = NSLock()
     var arena: Arena?
 
@@ -193,24 +195,28 @@ public final class EfficientNetLite0: @unchecked Sendable {
                                activation: .relu6, kernel: kernel)
         fc = FullyConnected(weightsOI: t["_fc.weight"]!, bias: t["_fc.bias"]!, inFeatures: Self.embeddingSize,
                             outFeatures: Self.classCount, kernel: kernel)
+        fcWeights = t["_fc.weight"]!
     }
 
     /// Activation buffers for one input shape, reused until the shape changes.
     final class Arena {
         let batch: Int, height: Int, width: Int
         let blockA: FloatBuffer, blockB: FloatBuffer, expanded: FloatBuffer, depthwise: FloatBuffer
-        let pooled: FloatBuffer, logits: FloatBuffer, padded: FloatBuffer, band: FloatBuffer
+        let pooled: FloatBuffer, logits: FloatBuffer, padded: FloatBuffer, band: FloatBuffer, depthwiseBand: FloatBuffer
 
         init(batch: Int, height: Int, width: Int, network: EfficientNetLite0) {
             self.batch = batch; self.height = height; self.width = width
             var h = samePadding(inputSize: height, kernel: 3, stride: 2).output
             var w = samePadding(inputSize: width, kernel: 3, stride: 2).output
             var blockMax = h * w * EfficientNetLite0.stemChannels, expandMax = 0, dwMax = 0, paddedMax = 0, bandMax = 0
+            var dwBandMax = 0
             for b in network.blocks {
                 let mid = b.depthwise.channels
-                if EfficientNetLite0.fusesExpand(b, height: h) {
+                let inBands = EfficientNetLite0.runsInBands(b, height: h)
+                if inBands {
                     let rows = EfficientNetLite0.bandOutputRows(b, width: w)
                     bandMax = max(bandMax, ((rows - 1) * b.depthwise.stride + b.depthwise.kernel) * w * mid)
+                    dwBandMax = max(dwBandMax, rows * b.depthwise.outputSize(height: h, width: w).width * mid)
                 } else {
                     expandMax = max(expandMax, h * w * mid)
                 }
@@ -228,14 +234,16 @@ public final class EfficientNetLite0: @unchecked Sendable {
             logits = FloatBuffer(count: batch * EfficientNetLite0.classCount)
             padded = FloatBuffer(count: paddedMax)
             band = FloatBuffer(count: bandMax)
+            depthwiseBand = FloatBuffer(count: dwBandMax)
         }
     }
 
-    /// Large maps (more rows than the depthwise padded-copy threshold) compute the expanded tensor band by
-    /// band into an L2-sized buffer right before the depthwise layer reads it, instead of writing and
-    /// re-reading the whole expanded map (4.8 MB at 112 x 112 x 96). Same arithmetic, less memory traffic.
-    static func fusesExpand(_ b: Block, height: Int) -> Bool {
-        b.expand != nil && !b.depthwise.usesPaddedCopy(height: height)
+    /// Blocks on large maps (more rows than the depthwise padded-copy threshold) run band by band: the
+    /// expanded rows a band of depthwise outputs needs go to an L2-sized buffer, the depthwise rows to
+    /// another, and the projection writes the block output, instead of writing and re-reading each whole
+    /// tensor (the expanded map is 4.8 MB at 112 x 112 x 96). Same arithmetic, less memory traffic.
+    static func runsInBands(_ b: Block, height: Int) -> Bool {
+        !b.depthwise.usesPaddedCopy(height: height)
     }
 
     /// Output rows per band: enough that the band's input rows fill about 512 KB.
@@ -244,31 +252,39 @@ public final class EfficientNetLite0: @unchecked Sendable {
         return max(1, (rowsIn - b.depthwise.kernel) / b.depthwise.stride + 1)
     }
 
-    /// Expand (if any) and depthwise of one block into `arena.depthwise`.
-    func runExpandDepthwise(_ b: Block, input: UnsafePointer<Float>, batch n: Int, height h: Int, width w: Int, arena a: Arena) {
-        guard let expand = b.expand else {
-            b.depthwise.run(input: input, batch: n, height: h, width: w, output: a.depthwise.pointer, scratch: a.padded.pointer)
-            return
-        }
-        guard Self.fusesExpand(b, height: h) else {
-            expand.run(input: input, pixels: n * h * w, residual: nil, output: a.expanded.pointer)
-            b.depthwise.run(input: a.expanded.pointer, batch: n, height: h, width: w, output: a.depthwise.pointer,
-                            scratch: a.padded.pointer)
-            return
-        }
+    /// One inverted-residual block: `input` (N x h x w x in) to `output` (N x oh x ow x out).
+    func runBlock(_ b: Block, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, batch n: Int,
+                  height h: Int, width w: Int, arena a: Arena) {
         let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
+        guard Self.runsInBands(b, height: h) else {
+            var source = input
+            if let expand = b.expand {
+                expand.run(input: input, pixels: n * h * w, residual: nil, output: a.expanded.pointer)
+                source = UnsafePointer(a.expanded.pointer)
+            }
+            b.depthwise.run(input: source, batch: n, height: h, width: w, output: a.depthwise.pointer, scratch: a.padded.pointer)
+            b.project.run(input: a.depthwise.pointer, pixels: n * oh * ow, residual: b.residual ? input : nil, output: output)
+            return
+        }
         let rowsPerBand = Self.bandOutputRows(b, width: w)
-        let cin = expand.inChannels, mid = b.depthwise.channels
+        let cin = b.expand?.inChannels ?? b.depthwise.channels, cout = b.project.outChannels
         for img in 0..<n {
             let inImage = input + img * h * w * cin
-            let outImage = a.depthwise.pointer + img * oh * ow * mid
+            let outImage = output + img * oh * ow * cout
             var oy0 = 0
             while oy0 < oh {
                 let oy1 = min(oh, oy0 + rowsPerBand)
                 let (r0, r1) = b.depthwise.inputRows(outputRows: oy0, oy1, height: h)
-                expand.run(input: inImage + r0 * w * cin, pixels: (r1 - r0) * w, residual: nil, output: a.band.pointer)
-                b.depthwise.runBand(band: a.band.pointer, bandRows: r1 - r0, firstRow: r0, height: h, width: w,
-                                    outputRows: oy0, oy1, output: outImage)
+                var band = inImage + r0 * w * cin
+                if let expand = b.expand {
+                    expand.run(input: band, pixels: (r1 - r0) * w, residual: nil, output: a.band.pointer)
+                    band = UnsafePointer(a.band.pointer)
+                }
+                b.depthwise.runBand(band: band, bandRows: r1 - r0, firstRow: r0, height: h, width: w,
+                                    outputRows: oy0, oy1, output: a.depthwiseBand.pointer)
+                let first = oy0 * ow
+                b.project.run(input: a.depthwiseBand.pointer, pixels: (oy1 - oy0) * ow,
+                              residual: b.residual ? inImage + first * cout : nil, output: outImage + first * cout)
                 oy0 = oy1
             }
         }
@@ -297,10 +313,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
         }
         var current = a.blockA, spare = a.blockB
         for b in blocks {
-            runExpandDepthwise(b, input: current.pointer, batch: n, height: h, width: w, arena: a)
+            runBlock(b, input: current.pointer, output: spare.pointer, batch: n, height: h, width: w, arena: a)
             (h, w) = b.depthwise.outputSize(height: h, width: w)
-            b.project.run(input: a.depthwise.pointer, pixels: n * h * w,
-                          residual: b.residual ? UnsafePointer(current.pointer) : nil, output: spare.pointer)
             swap(&current, &spare)
         }
         head.run(input: current.pointer, pixels: n * h * w, residual: nil, output: a.expanded.pointer)
@@ -317,6 +331,28 @@ public final class EfficientNetLite0: @unchecked Sendable {
                                  values: Array(UnsafeBufferPointer(start: a.expanded.pointer + i * mapSize, count: mapSize)))
                     : nil)
         }
+    }
+
+    /// Preprocesses RGB images (`preprocess`) and runs them as one batch.
+    public func forward(rgb images: [RGBImage], includeFeatureMap: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
+        var batch = [FloatImage]()
+        batch.reserveCapacity(images.count)
+        for image in images { batch.append(try Self.preprocess(image)) }
+        return try forward(batch, includeFeatureMap: includeFeatureMap)
+    }
+
+    /// Class activation map of ImageNet class `classIndex` over a feature map (`featureMap.height x width`
+    /// values, row-major): the classifier's weights for that class applied at every position, so the map's
+    /// mean plus the class bias is the class logit. High values show where the class is in the image.
+    public func classActivationMap(featureMap: FloatImage, classIndex: Int) throws(FoodVisionError) -> [Float] {
+        guard featureMap.channels == Self.embeddingSize else {
+            throw .invalidInput(reason: "feature map has \(featureMap.channels) channels, the classifier reads \(Self.embeddingSize)")
+        }
+        guard (0..<Self.classCount).contains(classIndex) else {
+            throw .invalidInput(reason: "class index \(classIndex) is outside 0..<\(Self.classCount)")
+        }
+        let row = Array(fcWeights[(classIndex * Self.embeddingSize)..<((classIndex + 1) * Self.embeddingSize)])
+        return activationMap(featureMap, weights: row)
     }
 
     /// The `k` most probable ImageNet classes for some logits (softmax over all classes).
@@ -367,6 +403,20 @@ public final class EfficientNetLite0: @unchecked Sendable {
     }
 }
 
+/// `sum_c weights[c] * map[p, c]` at every position p of an HWC map.
+func activationMap(_ map: FloatImage, weights: [Float]) -> [Float] {
+    let c = map.channels
+    return map.values.withUnsafeBufferPointer { v in
+        weights.withUnsafeBufferPointer { w in
+            (0..<(map.width * map.height)).map { p in
+                var acc: Float = 0
+                for j in 0..<c { acc += v[p * c + j] * w[j] }
+                return acc
+            }
+        }
+    }
+}
+
 /// Numerically stable softmax.
 public func softmax(_ logits: [Float]) -> [Float] {
     guard let m = logits.max() else { return [] }
@@ -385,22 +435,30 @@ public struct LayerProfile: Sendable, Codable, Equatable {
 }
 
 extension EfficientNetLite0 {
-    /// Runs the network on one 224 x 224 input `runs` times and sums the time per kind of layer
-    /// (stem, expand 1x1, depthwise, project 1x1, head 1x1, pool + fc): where a forward pass spends its time.
+    /// Runs the network on one 224 x 224 input `runs` times and reports, per kind of layer (stem, expand 1x1,
+    /// depthwise, project 1x1, head 1x1, pool + fc, blocks run in bands) or per layer, the fastest run's
+    /// time: where a forward pass spends its time.
     public func profile(_ image: FloatImage, runs: Int = 20, perLayer: Bool = false) throws(FoodVisionError) -> [LayerProfile] {
         _ = try forward([image])  // sizes the arena
         lock.lock()
         defer { lock.unlock() }
         let a = arena!
-        var totals: [String: (UInt64, Int)] = [:]
+        // Per run, the time and work of each kind; the report keeps each kind's fastest run (the least
+        // disturbed by other processes on a shared machine).
+        var run: [String: (UInt64, Int)] = [:]
+        var best: [String: (UInt64, Int)] = [:]
         func timed(_ kind: String, _ macs: Int, _ body: () -> Void) {
             let t0 = monotonicNanoseconds()
             body()
             let dt = monotonicNanoseconds() - t0
-            let old = totals[kind] ?? (0, 0)
-            totals[kind] = (old.0 + dt, old.1 + macs)
+            let old = run[kind] ?? (0, 0)
+            run[kind] = (old.0 + dt, old.1 + macs)
         }
         for _ in 0..<runs {
+            run = [:]
+            defer {
+                for (kind, value) in run where value.0 < (best[kind]?.0 ?? .max) { best[kind] = value }
+            }
             var (h, w) = stem.outputSize(height: image.height, width: image.width)
             image.values.withUnsafeBufferPointer { x in
                 timed("stem 3x3", h * w * 27 * Self.stemChannels) {
@@ -410,20 +468,15 @@ extension EfficientNetLite0 {
             var current = a.blockA, spare = a.blockB
             for b in blocks {
                 var source = UnsafePointer(current.pointer)
-                if Self.fusesExpand(b, height: h), let expand = b.expand {
+                if Self.runsInBands(b, height: h) {
                     let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
-                    let macs = h * w * expand.inChannels * expand.outChannels
-                        + oh * ow * b.depthwise.channels * b.depthwise.kernel * b.depthwise.kernel
-                    let src = source, hh = h, ww = w
-                    timed(perLayer ? "expand+dw k\(b.depthwise.kernel)s\(b.depthwise.stride) \(h)x\(w)x\(b.depthwise.channels)" : "expand+dw fused", macs) {
-                        runExpandDepthwise(b, input: src, batch: 1, height: hh, width: ww, arena: a)
+                    let macs = h * w * (b.expand.map { $0.inChannels * $0.outChannels } ?? 0)
+                        + oh * ow * b.depthwise.channels * (b.depthwise.kernel * b.depthwise.kernel + b.project.outChannels)
+                    let src = source, hh = h, ww = w, out = spare
+                    timed(perLayer ? "block in bands \(h)x\(w)x\(b.depthwise.channels) k\(b.depthwise.kernel)s\(b.depthwise.stride)" : "blocks in bands", macs) {
+                        runBlock(b, input: src, output: out.pointer, batch: 1, height: hh, width: ww, arena: a)
                     }
                     (h, w) = (oh, ow)
-                    let cur = current
-                    timed(perLayer ? "project \(oh)x\(ow)x\(b.project.inChannels)->\(b.project.outChannels)" : "project 1x1", oh * ow * b.project.inChannels * b.project.outChannels) {
-                        b.project.run(input: a.depthwise.pointer, pixels: oh * ow,
-                                      residual: b.residual ? UnsafePointer(cur.pointer) : nil, output: spare.pointer)
-                    }
                     swap(&current, &spare)
                     continue
                 }
@@ -456,7 +509,7 @@ extension EfficientNetLite0 {
                 fc.run(input: a.pooled.pointer, batch: 1, output: a.logits.pointer)
             }
         }
-        return totals.map { LayerProfile(kind: $0.key, milliseconds: Double($0.value.0) / 1e6 / Double(runs), multiplyAdds: $0.value.1 / runs) }
+        return best.map { LayerProfile(kind: $0.key, milliseconds: Double($0.value.0) / 1e6, multiplyAdds: $0.value.1) }
             .sorted { $0.milliseconds > $1.milliseconds }
     }
 }

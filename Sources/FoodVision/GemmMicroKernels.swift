@@ -254,6 +254,124 @@ func gemmMicro1x16x1(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointe
     UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self)
 }
 
+/// C[4x32] = (bias or C) + A[4xkc] * Bpanel[kcx32], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro4x16x2(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD16<Float>
+    var c0_0: V, c0_1: V
+    var c1_0: V, c1_1: V
+    var c2_0: V, c2_1: V
+    var c3_0: V, c3_1: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        let bias1 = UnsafeRawPointer(bias + 16).loadUnaligned(as: V.self)
+        c0_0 = bias0; c0_1 = bias1
+        c1_0 = bias0; c1_1 = bias1
+        c2_0 = bias0; c2_1 = bias1
+        c3_0 = bias0; c3_1 = bias1
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self); c0_1 = UnsafeRawPointer(c + 0 * ldc + 16).loadUnaligned(as: V.self)
+        c1_0 = UnsafeRawPointer(c + 1 * ldc + 0).loadUnaligned(as: V.self); c1_1 = UnsafeRawPointer(c + 1 * ldc + 16).loadUnaligned(as: V.self)
+        c2_0 = UnsafeRawPointer(c + 2 * ldc + 0).loadUnaligned(as: V.self); c2_1 = UnsafeRawPointer(c + 2 * ldc + 16).loadUnaligned(as: V.self)
+        c3_0 = UnsafeRawPointer(c + 3 * ldc + 0).loadUnaligned(as: V.self); c3_1 = UnsafeRawPointer(c + 3 * ldc + 16).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    let a1 = a + 1 * lda
+    let a2 = a + 2 * lda
+    let a3 = a + 3 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let b1 = UnsafeRawPointer(bp + 16).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0 += x0 * b0; c0_1 += x0 * b1
+        let x1 = V(repeating: a1[k])
+        c1_0 += x1 * b0; c1_1 += x1 * b1
+        let x2 = V(repeating: a2[k])
+        c2_0 += x2 * b0; c2_1 += x2 * b1
+        let x3 = V(repeating: a3[k])
+        c3_0 += x3 * b0; c3_1 += x3 * b1
+        bp += 32
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self); c0_1 += UnsafeRawPointer(residual + 0 * ldr + 16).loadUnaligned(as: V.self)
+        c1_0 += UnsafeRawPointer(residual + 1 * ldr + 0).loadUnaligned(as: V.self); c1_1 += UnsafeRawPointer(residual + 1 * ldr + 16).loadUnaligned(as: V.self)
+        c2_0 += UnsafeRawPointer(residual + 2 * ldr + 0).loadUnaligned(as: V.self); c2_1 += UnsafeRawPointer(residual + 2 * ldr + 16).loadUnaligned(as: V.self)
+        c3_0 += UnsafeRawPointer(residual + 3 * ldr + 0).loadUnaligned(as: V.self); c3_1 += UnsafeRawPointer(residual + 3 * ldr + 16).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6); c0_1 = c0_1.replacing(with: 0, where: c0_1 .< 0).replacing(with: 6, where: c0_1 .> 6)
+        c1_0 = c1_0.replacing(with: 0, where: c1_0 .< 0).replacing(with: 6, where: c1_0 .> 6); c1_1 = c1_1.replacing(with: 0, where: c1_1 .< 0).replacing(with: 6, where: c1_1 .> 6)
+        c2_0 = c2_0.replacing(with: 0, where: c2_0 .< 0).replacing(with: 6, where: c2_0 .> 6); c2_1 = c2_1.replacing(with: 0, where: c2_1 .< 0).replacing(with: 6, where: c2_1 .> 6)
+        c3_0 = c3_0.replacing(with: 0, where: c3_0 .< 0).replacing(with: 6, where: c3_0 .> 6); c3_1 = c3_1.replacing(with: 0, where: c3_1 .< 0).replacing(with: 6, where: c3_1 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self); UnsafeMutableRawPointer(c + 0 * ldc + 16).storeBytes(of: c0_1, as: V.self)
+    UnsafeMutableRawPointer(c + 1 * ldc + 0).storeBytes(of: c1_0, as: V.self); UnsafeMutableRawPointer(c + 1 * ldc + 16).storeBytes(of: c1_1, as: V.self)
+    UnsafeMutableRawPointer(c + 2 * ldc + 0).storeBytes(of: c2_0, as: V.self); UnsafeMutableRawPointer(c + 2 * ldc + 16).storeBytes(of: c2_1, as: V.self)
+    UnsafeMutableRawPointer(c + 3 * ldc + 0).storeBytes(of: c3_0, as: V.self); UnsafeMutableRawPointer(c + 3 * ldc + 16).storeBytes(of: c3_1, as: V.self)
+}
+
+/// C[4x16] = (bias or C) + A[4xkc] * Bpanel[kcx16], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro4x16x1(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD16<Float>
+    var c0_0: V
+    var c1_0: V
+    var c2_0: V
+    var c3_0: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        c0_0 = bias0
+        c1_0 = bias0
+        c2_0 = bias0
+        c3_0 = bias0
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self)
+        c1_0 = UnsafeRawPointer(c + 1 * ldc + 0).loadUnaligned(as: V.self)
+        c2_0 = UnsafeRawPointer(c + 2 * ldc + 0).loadUnaligned(as: V.self)
+        c3_0 = UnsafeRawPointer(c + 3 * ldc + 0).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    let a1 = a + 1 * lda
+    let a2 = a + 2 * lda
+    let a3 = a + 3 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0 += x0 * b0
+        let x1 = V(repeating: a1[k])
+        c1_0 += x1 * b0
+        let x2 = V(repeating: a2[k])
+        c2_0 += x2 * b0
+        let x3 = V(repeating: a3[k])
+        c3_0 += x3 * b0
+        bp += 16
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self)
+        c1_0 += UnsafeRawPointer(residual + 1 * ldr + 0).loadUnaligned(as: V.self)
+        c2_0 += UnsafeRawPointer(residual + 2 * ldr + 0).loadUnaligned(as: V.self)
+        c3_0 += UnsafeRawPointer(residual + 3 * ldr + 0).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6)
+        c1_0 = c1_0.replacing(with: 0, where: c1_0 .< 0).replacing(with: 6, where: c1_0 .> 6)
+        c2_0 = c2_0.replacing(with: 0, where: c2_0 .< 0).replacing(with: 6, where: c2_0 .> 6)
+        c3_0 = c3_0.replacing(with: 0, where: c3_0 .< 0).replacing(with: 6, where: c3_0 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self)
+    UnsafeMutableRawPointer(c + 1 * ldc + 0).storeBytes(of: c1_0, as: V.self)
+    UnsafeMutableRawPointer(c + 2 * ldc + 0).storeBytes(of: c2_0, as: V.self)
+    UnsafeMutableRawPointer(c + 3 * ldc + 0).storeBytes(of: c3_0, as: V.self)
+}
+
 /// C[6x16] = (bias or C) + A[6xkc] * Bpanel[kcx16], then (+ residual), then optional ReLU6.
 @inline(__always)
 func gemmMicro6x8x2(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
@@ -942,5 +1060,123 @@ func gemmMicro1x16x1fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePoi
         c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6)
     }
     UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self)
+}
+
+/// C[4x32] = (bias or C) + A[4xkc] * Bpanel[kcx32], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro4x16x2fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD16<Float>
+    var c0_0: V, c0_1: V
+    var c1_0: V, c1_1: V
+    var c2_0: V, c2_1: V
+    var c3_0: V, c3_1: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        let bias1 = UnsafeRawPointer(bias + 16).loadUnaligned(as: V.self)
+        c0_0 = bias0; c0_1 = bias1
+        c1_0 = bias0; c1_1 = bias1
+        c2_0 = bias0; c2_1 = bias1
+        c3_0 = bias0; c3_1 = bias1
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self); c0_1 = UnsafeRawPointer(c + 0 * ldc + 16).loadUnaligned(as: V.self)
+        c1_0 = UnsafeRawPointer(c + 1 * ldc + 0).loadUnaligned(as: V.self); c1_1 = UnsafeRawPointer(c + 1 * ldc + 16).loadUnaligned(as: V.self)
+        c2_0 = UnsafeRawPointer(c + 2 * ldc + 0).loadUnaligned(as: V.self); c2_1 = UnsafeRawPointer(c + 2 * ldc + 16).loadUnaligned(as: V.self)
+        c3_0 = UnsafeRawPointer(c + 3 * ldc + 0).loadUnaligned(as: V.self); c3_1 = UnsafeRawPointer(c + 3 * ldc + 16).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    let a1 = a + 1 * lda
+    let a2 = a + 2 * lda
+    let a3 = a + 3 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let b1 = UnsafeRawPointer(bp + 16).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0.addProduct(x0, b0); c0_1.addProduct(x0, b1)
+        let x1 = V(repeating: a1[k])
+        c1_0.addProduct(x1, b0); c1_1.addProduct(x1, b1)
+        let x2 = V(repeating: a2[k])
+        c2_0.addProduct(x2, b0); c2_1.addProduct(x2, b1)
+        let x3 = V(repeating: a3[k])
+        c3_0.addProduct(x3, b0); c3_1.addProduct(x3, b1)
+        bp += 32
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self); c0_1 += UnsafeRawPointer(residual + 0 * ldr + 16).loadUnaligned(as: V.self)
+        c1_0 += UnsafeRawPointer(residual + 1 * ldr + 0).loadUnaligned(as: V.self); c1_1 += UnsafeRawPointer(residual + 1 * ldr + 16).loadUnaligned(as: V.self)
+        c2_0 += UnsafeRawPointer(residual + 2 * ldr + 0).loadUnaligned(as: V.self); c2_1 += UnsafeRawPointer(residual + 2 * ldr + 16).loadUnaligned(as: V.self)
+        c3_0 += UnsafeRawPointer(residual + 3 * ldr + 0).loadUnaligned(as: V.self); c3_1 += UnsafeRawPointer(residual + 3 * ldr + 16).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6); c0_1 = c0_1.replacing(with: 0, where: c0_1 .< 0).replacing(with: 6, where: c0_1 .> 6)
+        c1_0 = c1_0.replacing(with: 0, where: c1_0 .< 0).replacing(with: 6, where: c1_0 .> 6); c1_1 = c1_1.replacing(with: 0, where: c1_1 .< 0).replacing(with: 6, where: c1_1 .> 6)
+        c2_0 = c2_0.replacing(with: 0, where: c2_0 .< 0).replacing(with: 6, where: c2_0 .> 6); c2_1 = c2_1.replacing(with: 0, where: c2_1 .< 0).replacing(with: 6, where: c2_1 .> 6)
+        c3_0 = c3_0.replacing(with: 0, where: c3_0 .< 0).replacing(with: 6, where: c3_0 .> 6); c3_1 = c3_1.replacing(with: 0, where: c3_1 .< 0).replacing(with: 6, where: c3_1 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self); UnsafeMutableRawPointer(c + 0 * ldc + 16).storeBytes(of: c0_1, as: V.self)
+    UnsafeMutableRawPointer(c + 1 * ldc + 0).storeBytes(of: c1_0, as: V.self); UnsafeMutableRawPointer(c + 1 * ldc + 16).storeBytes(of: c1_1, as: V.self)
+    UnsafeMutableRawPointer(c + 2 * ldc + 0).storeBytes(of: c2_0, as: V.self); UnsafeMutableRawPointer(c + 2 * ldc + 16).storeBytes(of: c2_1, as: V.self)
+    UnsafeMutableRawPointer(c + 3 * ldc + 0).storeBytes(of: c3_0, as: V.self); UnsafeMutableRawPointer(c + 3 * ldc + 16).storeBytes(of: c3_1, as: V.self)
+}
+
+/// C[4x16] = (bias or C) + A[4xkc] * Bpanel[kcx16], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro4x16x1fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD16<Float>
+    var c0_0: V
+    var c1_0: V
+    var c2_0: V
+    var c3_0: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        c0_0 = bias0
+        c1_0 = bias0
+        c2_0 = bias0
+        c3_0 = bias0
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self)
+        c1_0 = UnsafeRawPointer(c + 1 * ldc + 0).loadUnaligned(as: V.self)
+        c2_0 = UnsafeRawPointer(c + 2 * ldc + 0).loadUnaligned(as: V.self)
+        c3_0 = UnsafeRawPointer(c + 3 * ldc + 0).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    let a1 = a + 1 * lda
+    let a2 = a + 2 * lda
+    let a3 = a + 3 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0.addProduct(x0, b0)
+        let x1 = V(repeating: a1[k])
+        c1_0.addProduct(x1, b0)
+        let x2 = V(repeating: a2[k])
+        c2_0.addProduct(x2, b0)
+        let x3 = V(repeating: a3[k])
+        c3_0.addProduct(x3, b0)
+        bp += 16
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self)
+        c1_0 += UnsafeRawPointer(residual + 1 * ldr + 0).loadUnaligned(as: V.self)
+        c2_0 += UnsafeRawPointer(residual + 2 * ldr + 0).loadUnaligned(as: V.self)
+        c3_0 += UnsafeRawPointer(residual + 3 * ldr + 0).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6)
+        c1_0 = c1_0.replacing(with: 0, where: c1_0 .< 0).replacing(with: 6, where: c1_0 .> 6)
+        c2_0 = c2_0.replacing(with: 0, where: c2_0 .< 0).replacing(with: 6, where: c2_0 .> 6)
+        c3_0 = c3_0.replacing(with: 0, where: c3_0 .< 0).replacing(with: 6, where: c3_0 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self)
+    UnsafeMutableRawPointer(c + 1 * ldc + 0).storeBytes(of: c1_0, as: V.self)
+    UnsafeMutableRawPointer(c + 2 * ldc + 0).storeBytes(of: c2_0, as: V.self)
+    UnsafeMutableRawPointer(c + 3 * ldc + 0).storeBytes(of: c3_0, as: V.self)
 }
 

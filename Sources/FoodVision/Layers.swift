@@ -136,8 +136,8 @@ public struct DepthwiseConv2D: Sendable {
     }
 
     /// Output rows `oy0..<oy1` of one image from a band of its input: `band` holds input rows
-    /// `firstRow..<firstRow + bandRows` (all of them the window of those outputs needs). Lets the network
-    /// compute the expanded input band by band instead of materialising it whole.
+    /// `firstRow..<firstRow + bandRows` (all of them the window of those outputs needs); the rows are written
+    /// from `output` on. Lets the network run a block band by band instead of materialising each tensor whole.
     func runBand(band: UnsafePointer<Float>, bandRows: Int, firstRow: Int, height h: Int, width w: Int,
                  outputRows oy0: Int, _ oy1: Int, output: UnsafeMutablePointer<Float>) {
         let (_, padTop, _) = samePadding(inputSize: h, kernel: kernel, stride: stride)
@@ -145,7 +145,7 @@ public struct DepthwiseConv2D: Sendable {
         depthwiseDispatch(input: band, batch: 1, height: bandRows, width: w, channels: channels, weights: weights.pointer,
                           bias: bias.pointer, kernel: kernel, stride: stride, padTop: padTop + firstRow - oy0 * stride,
                           padLeft: padLeft, outHeight: oy1 - oy0, outWidth: ow, relu6: activation == .relu6,
-                          output: output + oy0 * ow * channels)
+                          output: output)
     }
 
     /// Input rows `first..<end` that output rows `oy0..<oy1` read (clipped to the image).

@@ -1,3 +1,4 @@
+public import FoodCore
 import Foundation
 
 /// A label with its probability (or similarity), best first in every ranked list FoodVision returns.
@@ -155,6 +156,20 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
         standardisedProbabilities(standardise(embedding), into: &p)
         return classes.indices.sorted { p[$0] > p[$1] || (p[$0] == p[$1] && $0 < $1) }
             .map { LabelScore(label: classes[$0], probability: p[$0]) }
+    }
+
+    /// Class activation map of class `classIndex` over a backbone feature map whose mean over positions is
+    /// the embedding (`BackboneOutput.featureMap`): the head's standardised weights applied at every
+    /// position (the constant part of the logit left out). High values show where the class is.
+    public func activationMap(featureMap: FloatImage, classIndex: Int) throws(FoodVisionError) -> [Float] {
+        guard featureMap.channels == dimension else {
+            throw .invalidInput(reason: "feature map has \(featureMap.channels) channels, the head was trained on \(dimension)")
+        }
+        guard classes.indices.contains(classIndex) else {
+            throw .invalidInput(reason: "class index \(classIndex) is outside 0..<\(classes.count)")
+        }
+        let w = (0..<dimension).map { weights[classIndex * dimension + $0] * featureScale[$0] }
+        return FoodVision.activationMap(featureMap, weights: w)
     }
 
     public func save(to path: String) throws(FoodVisionError) {

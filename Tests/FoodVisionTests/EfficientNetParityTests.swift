@@ -30,6 +30,12 @@ import Testing
             let mean = (0..<49).reduce(Float(0)) { $0 + map.values[$1 * 1280 + c] } / 49
             #expect(abs(mean - got.embedding[c]) < 1e-5)
         }
+        // The hot dog's activation map: its mean plus the class bias is the logit.
+        let cam = try model.classActivationMap(featureMap: map, classIndex: 934)
+        #expect(cam.count == 49)
+        let fcBias = try readFloats(TestPaths.model.appendingPathComponent("weights.bin")).suffix(1000)
+        let camLogit = cam.reduce(0, +) / 49 + fcBias[fcBias.startIndex + 934]
+        #expect(abs(camLogit - got.logits[934]) < 1e-3, "CAM mean + bias \(camLogit) vs logit \(got.logits[934])")
     }
 
     @Test(.enabled(if: TestPaths.hasReference, "shared/data/weights/reference is not beside the repository"))
@@ -58,6 +64,10 @@ import Testing
         let want = try readFloats(TestPaths.reference.appendingPathComponent("input_224.f32"))
         #expect(got.width == 224 && got.height == 224 && got.channels == 3)
         #expect(maxAbsDiff(got.values, want) < 1e-5)
+        // The RGB entry point gives the fixture's top class.
+        let model = try #require(Self.model)
+        let out = try model.forward(rgb: [image])
+        #expect(model.topClasses(logits: out[0].logits, k: 1)[0].index == 934)
     }
 
     @Test func rejectsBadInput() throws {

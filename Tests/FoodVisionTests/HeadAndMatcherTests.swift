@@ -1,3 +1,4 @@
+import FoodCore
 import Foundation
 import Testing
 @testable import FoodVision
@@ -39,6 +40,17 @@ func clusters(classes: Int, perClass: Int, dimension d: Int, spread: Float, seed
             }
         }
         #expect(right >= 95, "\(right)/100 fresh samples right")
+    }
+
+    @Test func headActivationMapPointsAtTheClass() throws {
+        let data = clusters(classes: 2, perClass: 30, dimension: 16, spread: 0.4, seed: 12)
+        let head = try SoftmaxHead.train(embeddings: data.x, labels: data.y, classes: ["rice", "egg"], maxEpochs: 30, seed: 2)
+        // A 1 x 2 "feature map": class 0's centre on the left, class 1's on the right.
+        let map = FloatImage(width: 2, height: 1, channels: 16, values: data.centres[0] + data.centres[1])
+        let rice = try head.activationMap(featureMap: map, classIndex: 0)
+        let egg = try head.activationMap(featureMap: map, classIndex: 1)
+        #expect(rice[0] > rice[1] && egg[1] > egg[0])
+        #expect(throws: FoodVisionError.self) { try head.activationMap(featureMap: map, classIndex: 2) }
     }
 
     @Test func trainingIsDeterministicForASeed() throws {
