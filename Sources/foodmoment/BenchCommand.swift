@@ -80,7 +80,7 @@ struct BenchCommand: AsyncParsableCommand {
         if let gemm {
             let dims = gemm.split(separator: ",").compactMap { Int($0) }
             guard dims.count == 3, dims.allSatisfy({ $0 > 0 }) else { throw ValidationError("--gemm takes M,K,N, e.g. 784,512,512") }
-            print("machine \(machine.cpu), build \(machine.build), FOODMOMENT_TARGET_CPU=\(machine.targetCPUEnvironment ?? "(unset)") at run time")
+            print(machine.header)
             for kernel in GemmKernel.allCases {
                 let rate = kernel.measureGFLOPS(m: dims[0], k: dims[1], n: dims[2], runs: runs)
                 print(Output.pad(kernel.rawValue, 14) + String(format: "%8.1f GFLOP/s (best of %d)", rate, runs))
