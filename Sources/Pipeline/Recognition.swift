@@ -65,6 +65,9 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     public var cellThreshold: Float = 0.5
     /// Labels other than the best with a whole-photo probability below this are not localised.
     public var candidateThreshold: Float = 0.1
+    /// Input size for the localisation map (0 = reuse the 224×224 classification pass; 448 gives a 14×14 map on
+    /// which the items of a shared plate look as large as the crops the head was trained on).
+    public var localisationSize: Int = 0
     /// A photo whose ImageNet "food context" mass (see `FoodContext`) is below this is "unknown / not food".
     public var foodContextThreshold: Float = 0
     /// The learned-food matcher's cosine-similarity threshold.
@@ -80,6 +83,7 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
         cellThreshold = try c.decodeIfPresent(Float.self, forKey: .cellThreshold) ?? 0.5
         candidateThreshold = try c.decodeIfPresent(Float.self, forKey: .candidateThreshold) ?? 0.1
         matcherThreshold = try c.decodeIfPresent(Float.self, forKey: .matcherThreshold) ?? 0.8
+        localisationSize = try c.decodeIfPresent(Int.self, forKey: .localisationSize) ?? 0
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
     }
 }
@@ -213,12 +217,17 @@ public final class FoodRecognizer: @unchecked Sendable {
             t = now
         }
         let inputs = Self.preprocessWithMirror(image)
+        let localSize = calibration.localisationSize
+        let localInput = localSize > Self.inputSize
+            ? ImageResampler.tensor(from: image, mode: .stretch, size: localSize, normalization: .efficientNetLite) : nil
         lap("preprocess")
-        let outs = try backbone.forward(inputs, includeFeatureMap: true)
-        guard outs.count == 2, let map = outs[0].featureMap else {
-            throw FoodVisionError.invalidInput(reason: "backbone returned nothing")
-        }
+        let outs = try backbone.forward(inputs, includeFeatureMap: localInput == nil)
+        guard outs.count == 2 else { throw FoodVisionError.invalidInput(reason: "backbone returned nothing") }
         lap("backbone")
+        var localMap = outs[0].featureMap
+        if let localInput { localMap = try backbone.forward([localInput], includeFeatureMap: true).first?.featureMap }
+        guard let map = localMap else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
+        lap("backbone_local")
         let embedding = Self.mean(outs[0].embedding, outs[1].embedding)
         let foodMass = FoodContext.mass(logits: Self.mean(outs[0].logits, outs[1].logits))
         let top = try head.predict(embedding)
@@ -267,21 +276,29 @@ public final class FoodRecognizer: @unchecked Sendable {
             }
         }
         let classIndex = Dictionary(uniqueKeysWithValues: head.classes.enumerated().map { ($1, $0) })
-        // Cells each class wins outright (per-cell softmax argmax above 0.35).
+        // Cells each class wins outright (per-cell softmax argmax above 0.35), and how sure it is there.
         var wins = [Int](repeating: 0, count: c)
+        var winProbability = [Float](repeating: 0, count: c)
         for cell in 0..<cells {
             var best = 0, maxLogit = -Float.infinity
             for i in 0..<c where logits[cell * c + i] > maxLogit { maxLogit = logits[cell * c + i]; best = i }
             var sum: Float = 0
             for i in 0..<c { sum += expf(logits[cell * c + i] - maxLogit) }
-            if 1 / sum >= 0.35 { wins[best] += 1 }
+            if 1 / sum >= 0.35 { wins[best] += 1; winProbability[best] += 1 / sum }
         }
+        // Candidates: the best whole-photo label; labels probable for the whole photo that also win cells; and
+        // labels that win a sizeable, confident part of the map on their own (the items of a shared plate).
+        let minLocalWins = max(2, cells / 40)
         var candidates: [(index: Int, probability: Float)] = []
         for (rank, g) in global.enumerated() {
             guard let i = classIndex[g.label] else { continue }
             if rank == 0 || (g.probability >= calibration.candidateThreshold && wins[i] >= 2) { candidates.append((i, g.probability)) }
-            if candidates.count == 6 { break }
         }
+        for i in 0..<c where wins[i] >= minLocalWins && !candidates.contains(where: { $0.index == i }) {
+            let mean = winProbability[i] / Float(wins[i])
+            if mean >= 0.5 { candidates.append((i, mean * min(1, Float(wins[i]) / Float(2 * minLocalWins)))) }
+        }
+        candidates = Array(([candidates[0]] + candidates.dropFirst().sorted { $0.probability > $1.probability }).prefix(6))
         // Upsampled, range-normalised activation of each candidate.
         let scale = 4, fh = gh * scale, fw = gw * scale
         var maps: [[Float]] = []
