@@ -241,9 +241,11 @@ public final class FoodRecognizer: @unchecked Sendable {
             foods = [DetectedFood(label: label, name: d.name, nameZh: d.nameZh, emoji: d.emoji, color: d.color,
                                   confidence: Double(learned.similarity), box: .whole, grams: d.portionGrams,
                                   gramsSource: "default_portion", source: "learned")]
-        } else if let best = top.first, best.probability >= calibration.unknownThreshold,
-                  foodMass >= calibration.foodContextThreshold {
-            foods = localise(map: map, global: top)
+        } else if foodMass >= calibration.foodContextThreshold {
+            // A confident whole-photo label, or (a shared plate) confident regions of the map.
+            let confident = (top.first?.probability ?? 0) >= calibration.unknownThreshold
+            foods = localise(map: map, global: top, includeBest: confident)
+            unknown = foods.isEmpty
         } else {
             unknown = true
         }
@@ -255,7 +257,7 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// the whole photo and win cells of the map), its per-cell logit map is upsampled 4× (bilinear), each fine
     /// cell goes to the candidate with the highest normalised activation, and a label's box is the bounding box of
     /// its largest connected region above `cellThreshold` of its activation range.
-    func localise(map: FloatImage, global: [LabelScore]) -> [DetectedFood] {
+    func localise(map: FloatImage, global: [LabelScore], includeBest: Bool = true) -> [DetectedFood] {
         let gh = map.height, gw = map.width, d = map.channels, c = head.classes.count
         let cells = gh * gw
         // Per-cell logits for every class.
@@ -288,17 +290,25 @@ public final class FoodRecognizer: @unchecked Sendable {
         }
         // Candidates: the best whole-photo label; labels probable for the whole photo that also win cells; and
         // labels that win a sizeable, confident part of the map on their own (the items of a shared plate).
-        let minLocalWins = max(2, cells / 40)
+        // A dominant whole-photo label means one food: no region-only candidates then.
+        let minLocalWins = max(2, cells / 20)
         var candidates: [(index: Int, probability: Float)] = []
         for (rank, g) in global.enumerated() {
             guard let i = classIndex[g.label] else { continue }
-            if rank == 0 || (g.probability >= calibration.candidateThreshold && wins[i] >= 2) { candidates.append((i, g.probability)) }
+            if (rank == 0 && includeBest) || (g.probability >= calibration.candidateThreshold && wins[i] >= 2) {
+                candidates.append((i, g.probability))
+            }
         }
-        for i in 0..<c where wins[i] >= minLocalWins && !candidates.contains(where: { $0.index == i }) {
-            let mean = winProbability[i] / Float(wins[i])
-            if mean >= 0.5 { candidates.append((i, mean * min(1, Float(wins[i]) / Float(2 * minLocalWins)))) }
+        let dominant = includeBest && (global.first?.probability ?? 0) >= 0.6
+        if !dominant {
+            for i in 0..<c where wins[i] >= minLocalWins && !candidates.contains(where: { $0.index == i }) {
+                let mean = winProbability[i] / Float(wins[i])
+                if mean >= 0.6 { candidates.append((i, mean * min(1, Float(wins[i]) / Float(2 * minLocalWins)))) }
+            }
         }
-        candidates = Array(([candidates[0]] + candidates.dropFirst().sorted { $0.probability > $1.probability }).prefix(6))
+        guard !candidates.isEmpty else { return [] }
+        let first = includeBest ? [candidates[0]] : []
+        candidates = Array((first + candidates.dropFirst(first.count).sorted { $0.probability > $1.probability }).prefix(6))
         // Upsampled, range-normalised activation of each candidate.
         let scale = 4, fh = gh * scale, fw = gw * scale
         var maps: [[Float]] = []
