@@ -17,8 +17,11 @@ let swiftSettings: [SwiftSetting] = [
 
 /// Hot numeric modules (CNN kernels, resize, barcode scanning) get `-Ounchecked` in release builds and,
 /// when asked for, `-target-cpu`. Measured in `foodmoment bench`; see README "Benchmarks".
+/// Debug builds optimise them too (`-O`, checks kept): an unoptimised CNN forward takes seconds, which would make the
+/// model tests crawl.
 let numericSettings: [SwiftSetting] = swiftSettings + [
     .unsafeFlags(["-Ounchecked", "-wmo"], .when(configuration: .release)),
+    .unsafeFlags(["-O"], .when(configuration: .debug)),
 ] + (targetCPU.map { [SwiftSetting.unsafeFlags(["-target-cpu", $0])] } ?? [])
 
 let package = Package(
@@ -62,6 +65,11 @@ let package = Package(
         .testTarget(name: "FoodVisionTests", dependencies: ["FoodVision", "FoodCore"], swiftSettings: swiftSettings),
         .testTarget(name: "NutritionTests", dependencies: ["Nutrition", "FoodCore"], swiftSettings: swiftSettings),
         .testTarget(name: "BarcodesTests", dependencies: ["Barcodes", "FoodCore", "ImageCodecs"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "PipelineTests",
+            dependencies: ["Pipeline", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "FoodMomentTestSupport"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "CLITests", dependencies: ["FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
     ]
 )

@@ -237,25 +237,4 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
     }
 }
 
-/// SplitMix64: small, fast, seedable; the only randomness in training.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 
-    /// Fisher–Yates with this generator (the standard library's `shuffle(using:)` algorithm is not promised
-    /// to stay the same across Swift versions).
-    mutating func shuffle<T>(_ a: inout [T]) {
-        guard a.count > 1 else { return }
-        for i in stride(from: a.count - 1, to: 0, by: -1) {
-            let j = Int(next() % UInt64(i + 1))
-            a.swapAt(i, j)
-        }
-    }
-}

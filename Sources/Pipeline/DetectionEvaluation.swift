@@ -102,6 +102,12 @@ public struct DetectionEvaluator: Sendable {
                                       gramsCount: errors.count)
     }
 
+    /// AP@0.5 for one label: predictions as (image index, confidence, box), truths per image.
+    public static func averagePrecision(predictions: [(Int, Double, NormalizedBox)], truths: [[NormalizedBox]]) -> Double {
+        averagePrecision(predictions.map { Prediction(image: $0.0, label: "", confidence: $0.1, box: $0.2, grams: 0) },
+                         truths: truths, totalTruth: truths.reduce(0) { $0 + $1.count })
+    }
+
     /// VOC-style all-point interpolated AP at IoU 0.5; each truth box can be matched once.
     static func averagePrecision(_ preds: [Prediction], truths: [[NormalizedBox]], totalTruth: Int) -> Double {
         guard totalTruth > 0 else { return 0 }

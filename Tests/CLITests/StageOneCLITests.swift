@@ -1,0 +1,93 @@
+import FoodCore
+import FoodMomentTestSupport
+import Foundation
+import ImageCodecs
+import Testing
+
+/// A generated striped photo (a "food" no model knows), written as PNG.
+func writeStripes(_ path: String, seed: UInt64) throws {
+    var rng = SplitMix64(seed: seed)
+    var img = RGBImage(width: 96, height: 96)
+    let phase = Int(rng.next() % 8)
+    for y in 0..<96 {
+        for x in 0..<96 {
+            let n = UInt8(rng.next() % 30)
+            img[x, y] = ((x + phase) / 6) % 2 == 0 ? (30, 60 + n, 160 + n) : (220, 230, 240 - n)
+        }
+    }
+    try Data(try ImageEncoder.png(img)).write(to: URL(fileURLWithPath: path))
+}
+
+@Suite("foodmoment stage 1 commands (the real binary)")
+struct StageOneCLITests {
+    @Test func analyzeSamplesFindsFoodsWithNutrition() throws {
+        let r = try foodmoment("analyze", TestPaths.repoRoot + "/samples", "--json")
+        #expect(r.status == 0, "\(r.stderr)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
+        #expect(doc.count == 6)
+        let banana = try #require(doc.first { ($0["file"] as? String)?.hasSuffix("banana.jpg") == true })
+        let foods = try #require(banana["foods"] as? [[String: Any]])
+        let first = try #require(foods.first)
+        #expect(first["label"] as? String == "banana")
+        for key in ["name", "name_zh", "emoji", "color", "confidence", "box", "grams", "grams_source", "kcal", "food_id"] {
+            #expect(first[key] != nil, "missing \(key)")
+        }
+        let box = try #require(first["box"] as? [String: Double])
+        #expect(Set(box.keys) == ["x", "y", "w", "h"])
+        #expect((first["kcal"] as? Double ?? 0) > 80)  // 118 g banana ≈ 105 kcal
+    }
+
+    @Test func learnAddsAFoodThatALaterAnalyzeUses() throws {
+        let home = TestPaths.makeTempDirectory("home")
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        var paths: [String] = []
+        for i in 0..<4 { let p = home + "/stripes\(i).png"; try writeStripes(p, seed: UInt64(10 + i)); paths.append(p) }
+        var env = ProcessInfo.processInfo.environment
+        env["FOODMOMENT_HOME"] = home
+        let before = try runProcess(foodmomentBinary, ["analyze", paths[3], "--json"], environment: env)
+        #expect(!before.stdout.contains("my_stripes"))
+        let learn = try runProcess(foodmomentBinary, ["learn", "my_stripes"] + paths[0..<3], environment: env)
+        #expect(learn.status == 0, "\(learn.stderr)")
+        #expect(FileManager.default.fileExists(atPath: home + "/learned-foods.json"))
+        let after = try runProcess(foodmomentBinary, ["analyze", paths[3], "--json"], environment: env)
+        #expect(after.status == 0)
+        #expect(after.stdout.contains("\"label\" : \"my_stripes\""))
+        #expect(after.stdout.contains("\"source\" : \"learned\""))
+        let list = try runProcess(foodmomentBinary, ["learn", "--list"], environment: env)
+        #expect(list.stdout.contains("my_stripes  6 examples"))
+    }
+
+    @Test func trainWritesAHeadThatSeparatesTwoGeneratedFoods() throws {
+        let dir = TestPaths.makeTempDirectory("train")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for label in ["stripes", "flat"] {
+            try FileManager.default.createDirectory(atPath: dir + "/data/" + label, withIntermediateDirectories: true)
+            for i in 0..<5 {
+                let p = dir + "/data/\(label)/\(i).png"
+                if label == "stripes" { try writeStripes(p, seed: UInt64(i)) } else {
+                    let v = UInt8(150 + i * 10)
+                    try Data(try ImageEncoder.png(RGBImage(width: 64, height: 64, fill: (v, 40, 40)))).write(to: URL(fileURLWithPath: p))
+                }
+            }
+        }
+        let r = try foodmoment("train", "--data", dir + "/data", "--out", dir + "/head", "--views", "2", "--epochs", "40")
+        #expect(r.status == 0, "\(r.stderr)")
+        let head = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/head/head.json"))) as? [String: Any])
+        #expect(head["classes"] as? [String] == ["flat", "stripes"])
+        #expect(r.stdout.contains("held-out accuracy 1.000"))
+        // eval with that head (models folder = the bundled backbone + the new head) gets every photo right.
+        let models = dir + "/models"
+        try FileManager.default.createDirectory(atPath: models, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: models + "/efficientnet-lite0", withDestinationPath: TestPaths.repoRoot + "/models/efficientnet-lite0")
+        try FileManager.default.createSymbolicLink(atPath: models + "/food-head", withDestinationPath: dir + "/head")
+        let e = try foodmoment("eval", "--data", dir + "/data", "--models", models, "--json")
+        #expect(e.status == 0, "\(e.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(e.stdout.utf8)) as? [String: Any])
+        #expect(report["photos"] as? Int == 10)
+        #expect(report["top1"] as? Double == 1.0)
+    }
+
+    @Test func evalDetectRefusesAMissingFile() throws {
+        #expect(try foodmoment("eval-detect", "--data", "/no/such.jsonl").status == 2)
+    }
+}
