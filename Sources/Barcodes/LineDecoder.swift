@@ -1,0 +1,284 @@
+/// A code read on one scan line: positions are sample offsets along the line.
+struct LineFind {
+    let format: BarcodeFormat
+    let digits: String
+    /// Outer edge of the start guard (in reading direction).
+    let start: Float
+    /// Outer edge of the end guard.
+    let end: Float
+    /// Width the quiet zone after the end guard must have, in modules.
+    let rightQuietModules: Float
+    /// Luma halfway between the darkest bar and the lightest space of the symbol on this line.
+    let threshold: Float
+}
+
+/// Decodes EAN/UPC symbols from one luminance profile.
+///
+/// Buffers are kept between lines so a scan allocates once per image, not once per line.
+struct LineDecoder {
+    /// Minimum derivative magnitude (luma units over two samples) for an edge.
+    static let absoluteEdgeThreshold: Float = 6
+    /// An edge must reach this fraction of the strongest edge within `relativeWindow` samples.
+    static let relativeEdgeThreshold: Float = 0.18
+    static let relativeWindow: Float = 24
+    /// Quiet zones must be at least this many modules wide (specification: 7 to 11).
+    static let quietZoneModules: Float = 5
+    /// UPC-E's end guard (010101) ends in a bar, like an EAN-13 middle guard followed by a right character
+    /// whose first space can be 4 modules; a wider quiet zone tells them apart.
+    static let upceQuietZoneModules: Float = 5.5
+    /// Per-character acceptance: summed and single-element deviation from the ideal widths, in modules,
+    /// and the margin by which the best pattern must beat the runner-up.
+    static let maxCharError: Float = 1.4
+    static let maxElementError: Float = 0.7
+    static let minCharMargin: Float = 0.35
+
+    let formats: Set<BarcodeFormat>
+    private var deriv: [Float]
+    private var candPos: [Float] = []
+    private var candMag: [Float] = []
+    private var candSign: [Int8] = []
+    private var edges: [Float] = []
+    private var edgeSign: [Int8] = []
+    private var bounds: [Float] = []
+    private var reversed: [Float] = []
+
+    init(capacity: Int, formats: Set<BarcodeFormat>) {
+        self.formats = formats
+        deriv = [Float](repeating: 0, count: capacity)
+    }
+
+    /// All codes found on the profile, read in both directions.
+    mutating func decode(_ p: UnsafeBufferPointer<Float>) -> [LineFind] {
+        let n = p.count
+        guard n >= 30 else { return [] }
+        findEdges(p)
+        guard edges.count >= 20 else { return [] }
+        // Element k spans bounds[k]..<bounds[k+1]; the first element lies before the first edge. A falling edge
+        // (light to dark) starts a bar.
+        bounds.removeAll(keepingCapacity: true)
+        bounds.append(0)
+        bounds.append(contentsOf: edges)
+        bounds.append(Float(n - 1))
+        let firstIsBar = edgeSign[0] > 0  // first edge rising: the element before it is dark
+        var out: [LineFind] = []
+        bounds.withUnsafeBufferPointer { b in decodeElements(b, firstIsBar: firstIsBar, profile: p, into: &out, flip: nil) }
+        let m = bounds.count - 1
+        reversed.removeAll(keepingCapacity: true)
+        for k in 0...m { reversed.append(Float(n - 1) - bounds[m - k]) }
+        // The last element of the forward list is the first of the reversed one.
+        let lastIsBar = (m - 1) % 2 == 0 ? firstIsBar : !firstIsBar
+        reversed.withUnsafeBufferPointer { b in decodeElements(b, firstIsBar: lastIsBar, profile: p, into: &out, flip: Float(n - 1)) }
+        return out
+    }
+
+    // MARK: - Edges
+
+    /// Sub-pixel edges: extrema of the central difference, thresholded against the local edge strength,
+    /// with signs forced to alternate (of two neighbours with one sign the stronger stays).
+    private mutating func findEdges(_ p: UnsafeBufferPointer<Float>) {
+        let n = p.count
+        candPos.removeAll(keepingCapacity: true)
+        candMag.removeAll(keepingCapacity: true)
+        candSign.removeAll(keepingCapacity: true)
+        deriv.withUnsafeMutableBufferPointer { d in
+            d[0] = 0; d[n - 1] = 0
+            for i in 1..<(n - 1) { d[i] = p[i + 1] - p[i - 1] }
+            let t = Self.absoluteEdgeThreshold
+            var i = 2
+            while i < n - 2 {
+                let v = d[i]
+                if v > t, v >= d[i - 1], v > d[i + 1] {
+                    candPos.append(Float(i) + Self.parabolaOffset(d[i - 1], v, d[i + 1]))
+                    candMag.append(v); candSign.append(1)
+                } else if v < -t, v <= d[i - 1], v < d[i + 1] {
+                    candPos.append(Float(i) + Self.parabolaOffset(-d[i - 1], -v, -d[i + 1]))
+                    candMag.append(-v); candSign.append(-1)
+                }
+                i += 1
+            }
+        }
+        edges.removeAll(keepingCapacity: true)
+        edgeSign.removeAll(keepingCapacity: true)
+        let k = candPos.count
+        guard k > 0 else { return }
+        var edgeMag: Float = 0
+        var lo = 0, hi = 0
+        for j in 0..<k {
+            let pos = candPos[j]
+            while candPos[lo] < pos - Self.relativeWindow { lo += 1 }
+            while hi + 1 < k, candPos[hi + 1] <= pos + Self.relativeWindow { hi += 1 }
+            var local: Float = 0
+            for q in lo...hi where candMag[q] > local { local = candMag[q] }
+            let mag = candMag[j]
+            guard mag >= Self.relativeEdgeThreshold * local else { continue }
+            if let last = edgeSign.last, last == candSign[j] {
+                if mag > edgeMag { edges[edges.count - 1] = pos; edgeMag = mag }
+            } else {
+                edges.append(pos); edgeSign.append(candSign[j]); edgeMag = mag
+            }
+        }
+    }
+
+    /// Vertex offset of the parabola through three samples (b the largest), in -0.5…0.5.
+    @inline(__always)
+    private static func parabolaOffset(_ a: Float, _ b: Float, _ c: Float) -> Float {
+        let den = a - 2 * b + c
+        guard den < 0 else { return 0 }
+        return min(0.5, max(-0.5, 0.5 * (a - c) / den))
+    }
+
+    // MARK: - Symbols
+
+    private func decodeElements(_ b: UnsafeBufferPointer<Float>, firstIsBar: Bool, profile p: UnsafeBufferPointer<Float>,
+                                into out: inout [LineFind], flip: Float?) {
+        let m = b.count - 1
+        func emit(_ format: BarcodeFormat, _ digits: [Int], _ s: Int, _ e: Int, rightQuiet: Float) {
+            var start = b[s], end = b[e]
+            if let f = flip { start = f - start; end = f - end }
+            let lo = Int(min(start, end)), hi = min(p.count - 1, Int(max(start, end)) + 1)
+            var dark = Float.greatestFiniteMagnitude, light: Float = 0
+            for i in lo...hi { dark = min(dark, p[i]); light = max(light, p[i]) }
+            out.append(LineFind(format: format, digits: String(digits.map { Character(String($0)) }), start: start, end: end,
+                                rightQuietModules: rightQuiet, threshold: dark + 0.5 * (light - dark)))
+        }
+        var k = firstIsBar ? 2 : 1
+        while k + 3 < m {
+            defer { k += 2 }
+            if formats.contains(.ean13) || formats.contains(.upcA), k + 59 < m, let d = decodeEAN13(b, k) {
+                if d[0] == 0, formats.contains(.upcA) {
+                    emit(.upcA, Array(d.dropFirst()), k, k + 59, rightQuiet: Self.quietZoneModules)
+                } else if formats.contains(.ean13) {
+                    emit(.ean13, d, k, k + 59, rightQuiet: Self.quietZoneModules)
+                }
+                continue
+            }
+            if formats.contains(.ean8), k + 43 < m, let d = decodeEAN8(b, k) {
+                emit(.ean8, d, k, k + 43, rightQuiet: Self.quietZoneModules)
+                continue
+            }
+            if formats.contains(.upcE), k + 33 < m, let d = decodeUPCE(b, k) {
+                emit(.upcE, d, k, k + 33, rightQuiet: Self.upceQuietZoneModules)
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func w(_ b: UnsafeBufferPointer<Float>, _ k: Int) -> Float { b[k + 1] - b[k] }
+
+    /// Guard of `count` single-module elements starting at element `k`; returns the module width or nil.
+    @inline(__always)
+    private static func guardModule(_ b: UnsafeBufferPointer<Float>, _ k: Int, count: Int, expected: Float?) -> Float? {
+        let total = b[k + count] - b[k]
+        let mod = total / Float(count)
+        if let e = expected, mod < 0.7 * e || mod > 1.4 * e { return nil }
+        for i in 0..<count {
+            let x = w(b, k + i) / mod
+            if x < 0.45 || x > 1.65 { return nil }
+        }
+        return mod
+    }
+
+    /// The character at elements k…k+3. Left-half characters may be L (0-9) or G (10-19); right-half ones are R (0-9).
+    @inline(__always)
+    private static func character(_ b: UnsafeBufferPointer<Float>, _ k: Int, module: inout Float, allowG: Bool) -> Int? {
+        let total = b[k + 4] - b[k]
+        let charModule = total / 7
+        guard charModule > 0.72 * module, charModule < 1.38 * module else { return nil }
+        let scale = 7 / total
+        let n0 = w(b, k) * scale, n1 = w(b, k + 1) * scale, n2 = w(b, k + 2) * scale, n3 = w(b, k + 3) * scale
+        var best = -1
+        var bestErr = Float.greatestFiniteMagnitude, secondErr = Float.greatestFiniteMagnitude
+        var bestMax: Float = 0
+        let count = allowG ? 20 : 10
+        for c in 0..<count {
+            let p = c < 10 ? Symbology.lWidths[c] : Symbology.gWidths[c - 10]
+            let e0 = abs(n0 - Float(p[0])), e1 = abs(n1 - Float(p[1]))
+            let e2 = abs(n2 - Float(p[2])), e3 = abs(n3 - Float(p[3]))
+            let err = e0 + e1 + e2 + e3
+            if err < bestErr {
+                secondErr = bestErr; bestErr = err; best = c; bestMax = max(max(e0, e1), max(e2, e3))
+            } else if err < secondErr {
+                secondErr = err
+            }
+        }
+        guard bestErr <= maxCharError, bestMax <= maxElementError, secondErr - bestErr >= minCharMargin else { return nil }
+        module = 0.5 * module + 0.5 * charModule
+        return best
+    }
+
+    private static func quiet(_ b: UnsafeBufferPointer<Float>, _ k: Int, module: Float, modules: Float) -> Bool {
+        w(b, k) >= modules * module
+    }
+
+    /// EAN-13 (UPC-A when the first digit is 0) whose start guard's first bar is element k.
+    private func decodeEAN13(_ b: UnsafeBufferPointer<Float>, _ k: Int) -> [Int]? {
+        guard var mod = Self.guardModule(b, k, count: 3, expected: nil),
+              Self.quiet(b, k - 1, module: mod, modules: Self.quietZoneModules) else { return nil }
+        var digits = [Int](repeating: 0, count: 13)
+        var parity = [Bool](repeating: false, count: 6)
+        var e = k + 3
+        for i in 0..<6 {
+            guard let c = Self.character(b, e, module: &mod, allowG: true) else { return nil }
+            digits[1 + i] = c % 10; parity[i] = c >= 10
+            e += 4
+        }
+        guard let mm = Self.guardModule(b, e, count: 5, expected: mod) else { return nil }
+        mod = 0.5 * mod + 0.5 * mm
+        e += 5
+        for i in 0..<6 {
+            guard let c = Self.character(b, e, module: &mod, allowG: false) else { return nil }
+            digits[7 + i] = c
+            e += 4
+        }
+        guard let em = Self.guardModule(b, e, count: 3, expected: mod),
+              Self.quiet(b, e + 3, module: em, modules: Self.quietZoneModules),
+              let first = Symbology.ean13FirstDigit(parity: parity) else { return nil }
+        digits[0] = first
+        guard GTIN.checkDigit(forPayload: digits.dropLast()) == digits[12] else { return nil }
+        return digits
+    }
+
+    private func decodeEAN8(_ b: UnsafeBufferPointer<Float>, _ k: Int) -> [Int]? {
+        guard var mod = Self.guardModule(b, k, count: 3, expected: nil),
+              Self.quiet(b, k - 1, module: mod, modules: Self.quietZoneModules) else { return nil }
+        var digits = [Int](repeating: 0, count: 8)
+        var e = k + 3
+        for i in 0..<4 {
+            guard let c = Self.character(b, e, module: &mod, allowG: false) else { return nil }
+            digits[i] = c
+            e += 4
+        }
+        guard let mm = Self.guardModule(b, e, count: 5, expected: mod) else { return nil }
+        mod = 0.5 * mod + 0.5 * mm
+        e += 5
+        for i in 0..<4 {
+            guard let c = Self.character(b, e, module: &mod, allowG: false) else { return nil }
+            digits[4 + i] = c
+            e += 4
+        }
+        guard let em = Self.guardModule(b, e, count: 3, expected: mod),
+              Self.quiet(b, e + 3, module: em, modules: Self.quietZoneModules),
+              GTIN.checkDigit(forPayload: digits.dropLast()) == digits[7] else { return nil }
+        return digits
+    }
+
+    private func decodeUPCE(_ b: UnsafeBufferPointer<Float>, _ k: Int) -> [Int]? {
+        guard var mod = Self.guardModule(b, k, count: 3, expected: nil),
+              Self.quiet(b, k - 1, module: mod, modules: Self.quietZoneModules) else { return nil }
+        var data = [Int](repeating: 0, count: 6)
+        var parity = [Bool](repeating: false, count: 6)
+        var e = k + 3
+        for i in 0..<6 {
+            guard let c = Self.character(b, e, module: &mod, allowG: true) else { return nil }
+            data[i] = c % 10; parity[i] = c >= 10
+            e += 4
+        }
+        guard let em = Self.guardModule(b, e, count: 6, expected: mod),
+              Self.quiet(b, e + 6, module: em, modules: Self.upceQuietZoneModules),
+              let (ns, check) = Symbology.upceSystemAndCheck(parity: parity) else { return nil }
+        let digits = [ns] + data + [check]
+        let expanded = GTIN.expandUPCEDigits(digits)
+        guard GTIN.checkDigit(forPayload: expanded.dropLast()) == check else { return nil }
+        return digits
+    }
+}
