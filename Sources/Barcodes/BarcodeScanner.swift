@@ -42,6 +42,8 @@ public struct BarcodeScanner: Sendable {
         public var angleStep: Double = 6
         /// Distance between parallel scan lines, in pixels.
         public var lineSpacing: Double = 3
+        /// Distance between samples along a scan line, in pixels (below 1 helps modules under 2 pixels wide).
+        public var sampleStep: Double = 0.5
         /// Scan lines that must read the same code before it is reported.
         public var minAgreement: Int = 2
         /// Symbologies to report.
@@ -77,9 +79,10 @@ public struct BarcodeScanner: Sendable {
         let angleCount = max(1, Int((180.0 / max(0.5, options.angleStep)).rounded()))
         let spacing = max(1.0, options.lineSpacing)
         let cx = Double(w - 1) / 2, cy = Double(h - 1) / 2
-        let maxLen = Int((Double(w * w + h * h)).squareRoot()) + 2
+        let step = min(1, max(0.25, options.sampleStep))
+        let maxLen = Int((Double(w * w + h * h)).squareRoot() / step) + 2
         var profile = [Float](repeating: 0, count: maxLen)
-        var decoder = LineDecoder(capacity: maxLen, formats: options.formats)
+        var decoder = LineDecoder(capacity: maxLen, formats: options.formats, sampleStep: Float(step))
         var lineID = 0
         for a in 0..<angleCount {
             let theta = Double(a) * Double.pi / Double(angleCount)
@@ -93,15 +96,16 @@ public struct BarcodeScanner: Sendable {
                 defer { off += spacing; lineID += 1 }
                 let ox = cx + off * nx, oy = cy + off * ny
                 guard let (t0, t1) = Self.clip(ox, oy, dx, dy, Double(w - 1), Double(h - 1)) else { continue }
-                let n = Int(t1 - t0) + 1
+                let n = Int((t1 - t0) / step) + 1
                 guard n >= 30 else { continue }
                 profile.withUnsafeMutableBufferPointer { p in
-                    Self.sample(lum, width: w, height: h, x0: ox + t0 * dx, y0: oy + t0 * dy, dx: dx, dy: dy, count: n, into: p)
+                    Self.sample(lum, width: w, height: h, x0: ox + t0 * dx, y0: oy + t0 * dy, dx: dx * step, dy: dy * step, count: n, into: p)
                 }
                 let found = profile.withUnsafeBufferPointer { p in decoder.decode(UnsafeBufferPointer(rebasing: p[0..<n])) }
                 for f in found {
-                    let start = (ox + (t0 + Double(f.start)) * dx, oy + (t0 + Double(f.start)) * dy)
-                    let end = (ox + (t0 + Double(f.end)) * dx, oy + (t0 + Double(f.end)) * dy)
+                    let ts = t0 + Double(f.start) * step, te = t0 + Double(f.end) * step
+                    let start = (ox + ts * dx, oy + ts * dy)
+                    let end = (ox + te * dx, oy + te * dy)
                     guard Self.quietZonesAreClean(lum, width: w, height: h, start: start, end: end, format: f.format,
                                                   rightModules: f.rightQuietModules, threshold: f.threshold) else { continue }
                     hits.append(LineHit(format: f.format, digits: f.digits, start: PixelPoint(x: start.0, y: start.1),

@@ -16,23 +16,25 @@ struct LineFind {
 ///
 /// Buffers are kept between lines so a scan allocates once per image, not once per line.
 struct LineDecoder {
-    /// Minimum derivative magnitude (luma units over two samples) for an edge.
+    /// Minimum derivative magnitude for an edge (luma units over two samples, scaled to one pixel).
     static let absoluteEdgeThreshold: Float = 6
-    /// An edge must reach this fraction of the strongest edge within `relativeWindow` samples.
+    /// An edge must reach this fraction of the strongest edge within `relativeWindow` pixels.
     static let relativeEdgeThreshold: Float = 0.18
     static let relativeWindow: Float = 24
     /// Quiet zones must be at least this many modules wide (specification: 7 to 11).
-    static let quietZoneModules: Float = 5
+    static let quietZoneModules: Float = 3.5
     /// UPC-E's end guard (010101) ends in a bar, like an EAN-13 middle guard followed by a right character
     /// whose first space can be 4 modules; a wider quiet zone tells them apart.
     static let upceQuietZoneModules: Float = 5.5
-    /// Per-character acceptance: summed and single-element deviation from the ideal widths, in modules,
-    /// and the margin by which the best pattern must beat the runner-up.
-    static let maxCharError: Float = 1.4
-    static let maxElementError: Float = 0.7
-    static let minCharMargin: Float = 0.35
+    /// Per-character acceptance, in modules: the largest deviation of T1/T2 from the pattern, of the summed bar
+    /// widths, and the margin by which the best pattern's score must beat the runner-up's.
+    static let maxEdgeDistanceError: Float = 0.6
+    static let maxBarWidthError: Float = 1.0
+    static let minCharMargin: Float = 0.25
 
     let formats: Set<BarcodeFormat>
+    private let edgeThreshold: Float
+    private let window: Float
     private var deriv: [Float]
     private var candPos: [Float] = []
     private var candMag: [Float] = []
@@ -42,8 +44,10 @@ struct LineDecoder {
     private var bounds: [Float] = []
     private var reversed: [Float] = []
 
-    init(capacity: Int, formats: Set<BarcodeFormat>) {
+    init(capacity: Int, formats: Set<BarcodeFormat>, sampleStep: Float) {
         self.formats = formats
+        edgeThreshold = Self.absoluteEdgeThreshold * sampleStep
+        window = Self.relativeWindow / sampleStep
         deriv = [Float](repeating: 0, count: capacity)
     }
 
@@ -71,6 +75,12 @@ struct LineDecoder {
         return out
     }
 
+    /// Edge positions of a profile (tests and diagnostics).
+    mutating func edgePositions(_ p: UnsafeBufferPointer<Float>) -> [Float] {
+        findEdges(p)
+        return edges
+    }
+
     // MARK: - Edges
 
     /// Sub-pixel edges: extrema of the central difference, thresholded against the local edge strength,
@@ -83,7 +93,7 @@ struct LineDecoder {
         deriv.withUnsafeMutableBufferPointer { d in
             d[0] = 0; d[n - 1] = 0
             for i in 1..<(n - 1) { d[i] = p[i + 1] - p[i - 1] }
-            let t = Self.absoluteEdgeThreshold
+            let t = edgeThreshold
             var i = 2
             while i < n - 2 {
                 let v = d[i]
@@ -105,8 +115,8 @@ struct LineDecoder {
         var lo = 0, hi = 0
         for j in 0..<k {
             let pos = candPos[j]
-            while candPos[lo] < pos - Self.relativeWindow { lo += 1 }
-            while hi + 1 < k, candPos[hi + 1] <= pos + Self.relativeWindow { hi += 1 }
+            while candPos[lo] < pos - window { lo += 1 }
+            while hi + 1 < k, candPos[hi + 1] <= pos + window { hi += 1 }
             var local: Float = 0
             for q in lo...hi where candMag[q] > local { local = candMag[q] }
             let mag = candMag[j]
@@ -179,6 +189,10 @@ struct LineDecoder {
     }
 
     /// The character at elements k…k+3. Left-half characters may be L (0-9) or G (10-19); right-half ones are R (0-9).
+    ///
+    /// Matching uses edge-to-similar-edge distances (T1 = e0+e1, T2 = e1+e2 in modules), which do not move when blur
+    /// or ink spread shifts every bar edge outwards; only the pairs 1/7 and 2/8, which share T1 and T2, also need
+    /// the bar widths (2 modules apart).
     @inline(__always)
     private static func character(_ b: UnsafeBufferPointer<Float>, _ k: Int, module: inout Float, allowG: Bool) -> Int? {
         let total = b[k + 4] - b[k]
@@ -186,22 +200,26 @@ struct LineDecoder {
         guard charModule > 0.72 * module, charModule < 1.38 * module else { return nil }
         let scale = 7 / total
         let n0 = w(b, k) * scale, n1 = w(b, k + 1) * scale, n2 = w(b, k + 2) * scale, n3 = w(b, k + 3) * scale
+        let t1 = n0 + n1, t2 = n1 + n2
+        // Left characters start with a space (bars are elements 1 and 3), right ones with a bar (0 and 2).
+        let bars = allowG ? n1 + n3 : n0 + n2
         var best = -1
         var bestErr = Float.greatestFiniteMagnitude, secondErr = Float.greatestFiniteMagnitude
-        var bestMax: Float = 0
+        var bestT: Float = 0, bestB: Float = 0
         let count = allowG ? 20 : 10
         for c in 0..<count {
             let p = c < 10 ? Symbology.lWidths[c] : Symbology.gWidths[c - 10]
-            let e0 = abs(n0 - Float(p[0])), e1 = abs(n1 - Float(p[1]))
-            let e2 = abs(n2 - Float(p[2])), e3 = abs(n3 - Float(p[3]))
-            let err = e0 + e1 + e2 + e3
+            let e1 = abs(t1 - Float(p[0] + p[1])), e2 = abs(t2 - Float(p[1] + p[2]))
+            let pb = allowG ? p[1] + p[3] : p[0] + p[2]
+            let eb = abs(bars - Float(pb))
+            let err = e1 + e2 + 0.5 * eb
             if err < bestErr {
-                secondErr = bestErr; bestErr = err; best = c; bestMax = max(max(e0, e1), max(e2, e3))
+                secondErr = bestErr; bestErr = err; best = c; bestT = max(e1, e2); bestB = eb
             } else if err < secondErr {
                 secondErr = err
             }
         }
-        guard bestErr <= maxCharError, bestMax <= maxElementError, secondErr - bestErr >= minCharMargin else { return nil }
+        guard bestT <= maxEdgeDistanceError, bestB <= maxBarWidthError, secondErr - bestErr >= minCharMargin else { return nil }
         module = 0.5 * module + 0.5 * charModule
         return best
     }
