@@ -1,7 +1,102 @@
 import ArgumentParser
+import Foundation
+import ImageCodecs
+import Pipeline
 
 struct AnalyzeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "analyze", abstract: "Analyse meal photos (files and folders).")
-    @Argument(help: "Photos or folders (walked recursively).") var paths: [String]
-    func run() async throws {}
+    static let configuration = CommandConfiguration(
+        commandName: "analyze",
+        abstract: "Analyse meal photos: files and folders (walked recursively).",
+        discussion: """
+        Decodes every JPEG and PNG (format from the content, not the name; EXIF orientation applied;
+        JPEGs decoded at the smallest DCT scale that still feeds the model) and reports per file.
+        Files inside folders that are not images are skipped with a note on stderr; a damaged, truncated
+        or oversized photo is reported with its reason and the rest of the batch goes on.
+
+        Examples:
+          foodmoment analyze samples/
+          foodmoment analyze lunch.jpg dinner.png --json
+          foodmoment analyze ~/Photos --json > results.json
+
+        Exit codes: 0 all files succeeded, 1 some failed (the others were processed), 2 usage error.
+        """
+    )
+
+    @Argument(help: "Photos or folders (walked recursively).")
+    var paths: [String]
+
+    @Flag(help: "Print one JSON document (an array of per-file results) on stdout.")
+    var json = false
+
+    @Option(help: "Refuse images with more pixels than this (checked before any pixel is allocated).")
+    var maxPixels: Int = 100_000_000
+
+    @Option(help: "Refuse files larger than this many bytes.")
+    var maxFileBytes: Int = 256 << 20
+
+    @Option(help: "Decode JPEGs at the smallest DCT scale whose shorter side is at least this (0 = full size).")
+    var decodeSize: Int = 224
+
+    @Flag(help: "Accept truncated/corrupt JPEG data (libjpeg's recovered pixels) and report it as a warning.")
+    var acceptDamaged = false
+
+    func validate() throws {
+        if paths.isEmpty { throw ValidationError("name at least one photo or folder") }
+        for path in paths where !FileManager.default.fileExists(atPath: path) {
+            throw ValidationError("no such file or folder: \(path)")
+        }
+        if maxPixels <= 0 { throw ValidationError("--max-pixels must be positive") }
+        if decodeSize < 0 { throw ValidationError("--decode-size must be 0 or more") }
+    }
+
+    func run() async throws {
+        let items = FileWalker().expand(paths)
+        var photos: [String] = []
+        for item in items {
+            switch item {
+            case .photo(let path): photos.append(path)
+            case .skipped(let path, let reason): Output.note("note: skipped \(path): \(reason)")
+            }
+        }
+        let decoder = PhotoDecoder(options: DecodeOptions(
+            minShortSide: decodeSize > 0 ? decodeSize : nil, maxPixels: maxPixels, maxFileBytes: maxFileBytes,
+            acceptDamagedData: acceptDamaged))
+        let progress = ProgressLine(total: photos.count)
+        var results: [PhotoResult] = []
+        let start = ContinuousClock.now
+        for path in photos {
+            switch decoder.decode(path: path) {
+            case .success(let (_, summary)):
+                results.append(PhotoResult(file: path, decode: summary))
+            case .failure(let error):
+                results.append(PhotoResult(file: path, error: error))
+            }
+            progress.advance(path)
+            if !json { printLine(results.last!) }
+        }
+        progress.finish()
+        let failed = results.filter { !$0.succeeded }.count
+        if json {
+            print(try Output.json(results))
+        } else {
+            let elapsed = PhotoDecoder.milliseconds(ContinuousClock.now - start)
+            print("\(results.count) files, \(results.count - failed) ok, \(failed) failed, \(String(format: "%.1f", elapsed)) ms")
+        }
+        if photos.isEmpty { Output.note("note: no photos found under \(paths.joined(separator: ", "))") }
+        if failed > 0 { throw ExitCode(1) }
+    }
+
+    private func printLine(_ r: PhotoResult) {
+        if let d = r.decode {
+            let size = "\(d.width)x\(d.height)"
+            let orient = d.orientation == 1 ? "upright" : "orientation \(d.orientationDescription)"
+            let decoded = "decoded \(d.decodedWidth)x\(d.decodedHeight) (\(d.scale))"
+            let time = String(format: "%7.1f ms", d.decodeMilliseconds)
+            var line = "\(r.file)  \(d.format.uppercased()) \(size)  \(orient)  \(decoded)  \(time)"
+            if !d.warnings.isEmpty { line += "  warning: \(d.warnings.joined(separator: "; "))" }
+            print(line)
+        } else if let e = r.error {
+            print("\(r.file)  error: \(e.message)")
+        }
+    }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
+import Foundation
 
 /// The `foodmoment` command: meal photos in, foods, grams, nutrition and a meal diary out.
-@main
 struct FoodMomentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "foodmoment",
@@ -21,4 +21,37 @@ struct FoodMomentCommand: AsyncParsableCommand {
 
 enum FoodMomentVersion {
     static let string = "0.1.0"
+}
+
+/// Entry point: maps argument errors to exit code 2 (ArgumentParser's default is 64) and keeps
+/// `--help`/`--version` at 0.
+@main
+enum Main {
+    static func main() async {
+        do {
+            var command = try FoodMomentCommand.parseAsRoot()
+            if var async = command as? any AsyncParsableCommand {
+                try await async.run()
+            } else {
+                try command.run()
+            }
+        } catch let exit as ExitCode {
+            Foundation.exit(exit.rawValue)
+        } catch {
+            let code = FoodMomentCommand.exitCode(for: error)
+            let message = FoodMomentCommand.fullMessage(for: error)
+            if code == .success {
+                if !message.isEmpty { print(message) }
+                Foundation.exit(0)
+            }
+            if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
+            if code == .validationFailure || error is ValidationError || isParserError(code) {
+                Foundation.exit(2)
+            }
+            Foundation.exit(code.rawValue == 0 ? 1 : 1)
+        }
+    }
+
+    /// ArgumentParser reports every parsing problem with EX_USAGE (64).
+    static func isParserError(_ code: ExitCode) -> Bool { code.rawValue == 64 }
 }

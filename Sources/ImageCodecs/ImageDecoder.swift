@@ -1,0 +1,244 @@
+internal import CImageShims
+public import FoodCore
+import Foundation
+
+/// How to decode: limits first (checked from the header, before any pixel buffer exists), then speed hints.
+public struct DecodeOptions: Sendable, Equatable {
+    /// When set, JPEGs are decoded at the smallest libjpeg DCT scale n/8 (n = 1…8) whose shorter side is still
+    /// at least this many pixels (measured in the stored grid). PNGs are always decoded at full size.
+    public var minShortSide: Int?
+    /// Refuse images with more pixels than this (stored width × height). Default 100 MP.
+    public var maxPixels: Int = 100_000_000
+    /// Refuse files larger than this many bytes. Default 256 MiB.
+    public var maxFileBytes: Int = 256 << 20
+    /// Refuse progressive JPEGs with more scans than this (a hostile file can otherwise spin for minutes).
+    public var maxProgressiveScans: Int = 1000
+    /// Rotate/flip to the EXIF orientation so the result is upright.
+    public var applyOrientation: Bool = true
+    /// Truncated or corrupt JPEG data is an error by default. With this set, libjpeg's recovered pixels are
+    /// returned and the problem is listed in `DecodedImage.warnings` instead.
+    public var acceptDamagedData: Bool = false
+
+    public init(minShortSide: Int? = nil, maxPixels: Int = 100_000_000, maxFileBytes: Int = 256 << 20,
+                applyOrientation: Bool = true, acceptDamagedData: Bool = false) {
+        self.minShortSide = minShortSide
+        self.maxPixels = maxPixels
+        self.maxFileBytes = maxFileBytes
+        self.applyOrientation = applyOrientation
+        self.acceptDamagedData = acceptDamagedData
+    }
+}
+
+/// A decoded photo, upright (unless orientation was not applied), with what we learnt on the way.
+public struct DecodedImage: Sendable {
+    public var image: RGBImage
+    public var format: ImageFormat
+    /// Size of the stored pixel grid before scaling and orientation.
+    public var storedWidth: Int
+    public var storedHeight: Int
+    /// The DCT scale used: the image was decoded at `scaleNumerator`/8 of the stored size (8 = full size).
+    public var scaleNumerator: Int
+    public var exif: ExifInfo
+    /// Warnings from the C library about data it recovered from (only non-empty for benign problems, or when
+    /// `acceptDamagedData` is set).
+    public var warnings: [String]
+
+    /// Displayed (upright) size at full resolution.
+    public var uprightFullSize: (width: Int, height: Int) {
+        exif.orientation.swapsAxes ? (storedHeight, storedWidth) : (storedWidth, storedHeight)
+    }
+}
+
+/// Decodes JPEG and PNG into RGB8. Everything that can go wrong comes back as a typed `ImageCodecError`;
+/// the C libraries never print, exit or abort (see `CImageShims`).
+public enum ImageDecoder {
+    public static func decodeFile(atPath path: String, options: DecodeOptions = .init()) throws(ImageCodecError) -> DecodedImage {
+        let bytes = try readFile(atPath: path, maxBytes: options.maxFileBytes)
+        return try decode(bytes, options: options)
+    }
+
+    public static func decode(_ bytes: [UInt8], options: DecodeOptions = .init()) throws(ImageCodecError) -> DecodedImage {
+        if bytes.isEmpty { throw .empty }
+        if bytes.count > options.maxFileBytes { throw .fileTooLarge(bytes: bytes.count, limit: options.maxFileBytes) }
+        guard let format = ImageFormat.sniff(bytes) else {
+            throw .notAnImage(firstBytes: describeFirstBytes(bytes))
+        }
+        var decoded: DecodedImage
+        switch format {
+        case .jpeg: decoded = try decodeJPEG(bytes, options: options)
+        case .png: decoded = try decodePNG(bytes, options: options)
+        default: throw .unsupportedFormat(format)
+        }
+        if options.applyOrientation, decoded.exif.orientation != .up {
+            decoded.image = decoded.image.applying(decoded.exif.orientation)
+        }
+        return decoded
+    }
+
+    /// Reads only the header: format, stored size and EXIF, without decoding pixels.
+    public static func probe(_ bytes: [UInt8]) throws(ImageCodecError) -> (format: ImageFormat, width: Int, height: Int, exif: ExifInfo) {
+        if bytes.isEmpty { throw .empty }
+        guard let format = ImageFormat.sniff(bytes) else { throw .notAnImage(firstBytes: describeFirstBytes(bytes)) }
+        var report = fm_report()
+        switch format {
+        case .jpeg:
+            var info = fm_jpeg_info()
+            let status = bytes.withUnsafeBufferPointer { fm_jpeg_info_read($0.baseAddress, $0.count, 8, &info, &report) }
+            try check(status, report, .jpeg)
+            let exif = bytes.withUnsafeBufferPointer { ExifReader.read(jpeg: $0) }
+            return (.jpeg, Int(info.width), Int(info.height), exif)
+        case .png:
+            var info = fm_png_info()
+            let status = bytes.withUnsafeBufferPointer { fm_png_info_read($0.baseAddress, $0.count, &info, &report) }
+            try check(status, report, .png)
+            let exif = bytes.withUnsafeBufferPointer { ExifReader.read(png: $0) }
+            return (.png, Int(info.width), Int(info.height), exif)
+        default:
+            throw .unsupportedFormat(format)
+        }
+    }
+
+    /// The libjpeg scale numerator (denominator 8) for a stored size and a wanted shorter side.
+    public static func dctScaleNumerator(width: Int, height: Int, minShortSide: Int?) -> Int {
+        guard let target = minShortSide, target > 0 else { return 8 }
+        let short = min(width, height)
+        for n in 1...8 where (short * n + 7) / 8 >= target { return n }
+        return 8
+    }
+
+    // MARK: - JPEG
+
+    static func decodeJPEG(_ bytes: [UInt8], options: DecodeOptions) throws(ImageCodecError) -> DecodedImage {
+        var report = fm_report()
+        var info = fm_jpeg_info()
+        var status = bytes.withUnsafeBufferPointer { fm_jpeg_info_read($0.baseAddress, $0.count, 8, &info, &report) }
+        try check(status, report, .jpeg)
+        let w = Int(info.width), h = Int(info.height)
+        try checkLimits(width: w, height: h, options: options)
+        let n = dctScaleNumerator(width: w, height: h, minShortSide: options.minShortSide)
+        if n != 8 {
+            status = bytes.withUnsafeBufferPointer { fm_jpeg_info_read($0.baseAddress, $0.count, Int32(n), &info, &report) }
+            try check(status, report, .jpeg)
+        }
+        let outW = Int(info.out_width), outH = Int(info.out_height)
+        let size = outW * outH * 3
+        var gotW: UInt32 = 0, gotH: UInt32 = 0
+        var pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            status = bytes.withUnsafeBufferPointer { src in
+                fm_jpeg_decode_rgb(src.baseAddress, src.count, Int32(n), Int32(options.maxProgressiveScans),
+                                   buffer.baseAddress, size, &gotW, &gotH, &report)
+            }
+            count = size
+        }
+        try check(status, report, .jpeg)
+        var warnings: [String] = []
+        if report.premature_end != 0 || report.corrupt != 0 {
+            let detail = message(report)
+            if !options.acceptDamagedData {
+                if report.premature_end != 0 {
+                    throw .truncated(.jpeg, detail: "premature end of data after \(bytes.count) bytes: \(detail)")
+                }
+                throw .corrupt(.jpeg, detail: detail)
+            }
+            warnings.append(detail)
+        } else if report.warning_count > 0 {
+            warnings.append(message(report))
+        }
+        if pixels.count != Int(gotW) * Int(gotH) * 3 { pixels = [] }
+        let exif = bytes.withUnsafeBufferPointer { ExifReader.read(jpeg: $0) }
+        return DecodedImage(image: RGBImage(width: Int(gotW), height: Int(gotH), pixels: pixels), format: .jpeg,
+                            storedWidth: w, storedHeight: h, scaleNumerator: n, exif: exif, warnings: warnings)
+    }
+
+    // MARK: - PNG
+
+    static func decodePNG(_ bytes: [UInt8], options: DecodeOptions) throws(ImageCodecError) -> DecodedImage {
+        var report = fm_report()
+        var info = fm_png_info()
+        var status = bytes.withUnsafeBufferPointer { fm_png_info_read($0.baseAddress, $0.count, &info, &report) }
+        try check(status, report, .png)
+        let w = Int(info.width), h = Int(info.height)
+        try checkLimits(width: w, height: h, options: options)
+        let size = w * h * 3
+        let pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            status = bytes.withUnsafeBufferPointer { src in
+                fm_png_decode_rgb(src.baseAddress, src.count, buffer.baseAddress, size, &report)
+            }
+            count = size
+        }
+        try check(status, report, .png)
+        let warnings = report.warning_count > 0 ? [message(report)] : []
+        let exif = bytes.withUnsafeBufferPointer { ExifReader.read(png: $0) }
+        return DecodedImage(image: RGBImage(width: w, height: h, pixels: pixels), format: .png,
+                            storedWidth: w, storedHeight: h, scaleNumerator: 8, exif: exif, warnings: warnings)
+    }
+
+    // MARK: - Helpers
+
+    static func checkLimits(width: Int, height: Int, options: DecodeOptions) throws(ImageCodecError) {
+        if width <= 0 || height <= 0 { throw .corrupt(.jpeg, detail: "image has zero width or height") }
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        if overflow || pixels > options.maxPixels {
+            throw .tooLarge(width: width, height: height, limit: options.maxPixels)
+        }
+    }
+
+    static func check(_ status: fm_status, _ report: fm_report, _ format: ImageFormat) throws(ImageCodecError) {
+        switch status {
+        case FM_OK: return
+        case FM_ERR_TRUNCATED: throw .truncated(format, detail: message(report))
+        case FM_ERR_LIMIT: throw .resourceLimit(message(report))
+        case FM_ERR_MEMORY: throw .outOfMemory(message(report))
+        case FM_ERR_ARGUMENT: throw .corrupt(format, detail: "inconsistent image header")
+        default:
+            let detail = message(report)
+            // libjpeg reports data that ends inside the headers as a decode error; say "truncated" when it is.
+            if report.premature_end != 0 { throw .truncated(format, detail: detail) }
+            throw .corrupt(format, detail: detail.isEmpty ? "rejected by the decoder" : detail)
+        }
+    }
+
+    static func message(_ report: fm_report) -> String {
+        var r = report
+        return withUnsafeBytes(of: &r.message) { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            let end = bytes.firstIndex(of: 0) ?? bytes.count
+            return String(decoding: bytes[0..<end], as: UTF8.self)
+        }
+    }
+
+    static func describeFirstBytes(_ bytes: [UInt8]) -> String {
+        bytes.prefix(8).map { b in
+            let hex = String(b, radix: 16)
+            return b < 16 ? "0\(hex)" : hex
+        }.joined(separator: " ")
+    }
+
+    static func readFile(atPath path: String, maxBytes: Int) throws(ImageCodecError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var st = stat()
+        if fstat(fd, &st) != 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        if (st.st_mode & S_IFMT) != S_IFREG { throw .unreadable(path: path, reason: "not a regular file") }
+        let size = Int(st.st_size)
+        if size > maxBytes { throw .fileTooLarge(bytes: size, limit: maxBytes) }
+        var readError: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            var done = 0
+            while done < size {
+                let r = read(fd, buffer.baseAddress! + done, size - done)
+                if r < 0 {
+                    if errno == EINTR { continue }
+                    readError = errno
+                    break
+                }
+                if r == 0 { break }
+                done += r
+            }
+            count = done
+        }
+        if readError != 0 { throw .unreadable(path: path, reason: String(cString: strerror(readError))) }
+        return bytes
+    }
+}

@@ -1,0 +1,108 @@
+public import FoodCore
+public import ImageCodecs
+import Foundation
+
+/// What the decode stage learnt about one photo.
+public struct DecodeSummary: Sendable, Codable, Equatable {
+    public var format: String
+    /// Upright size at full resolution.
+    public var width: Int
+    public var height: Int
+    public var storedWidth: Int
+    public var storedHeight: Int
+    public var orientation: Int
+    public var orientationDescription: String
+    public var decodedWidth: Int
+    public var decodedHeight: Int
+    /// libjpeg DCT scale, e.g. "1/8"; "1/1" for full size.
+    public var scale: String
+    public var decodeMilliseconds: Double
+    public var warnings: [String]
+    public var dateTimeOriginal: String?
+    public var offsetTimeOriginal: String?
+
+    enum CodingKeys: String, CodingKey {
+        case format, width, height, orientation, scale, warnings
+        case storedWidth = "stored_width", storedHeight = "stored_height"
+        case orientationDescription = "orientation_description"
+        case decodedWidth = "decoded_width", decodedHeight = "decoded_height"
+        case decodeMilliseconds = "decode_ms"
+        case dateTimeOriginal = "date_time_original", offsetTimeOriginal = "offset_time_original"
+    }
+}
+
+/// A failure with a stable kind (for machines) and a message (for people).
+public struct PhotoError: Error, Sendable, Codable, Equatable {
+    public var kind: String
+    public var message: String
+    public init(kind: String, message: String) { self.kind = kind; self.message = message }
+    public init(_ error: ImageCodecError) { self.init(kind: error.kind, message: error.description) }
+}
+
+/// The result for one input file: either a result or an error, never both.
+public struct PhotoResult: Sendable, Codable, Equatable {
+    public var file: String
+    public var decode: DecodeSummary?
+    public var error: PhotoError?
+
+    public init(file: String, decode: DecodeSummary? = nil, error: PhotoError? = nil) {
+        self.file = file
+        self.decode = decode
+        self.error = error
+    }
+
+    public var succeeded: Bool { error == nil }
+}
+
+/// Stage 0 of the pipeline: read and decode one photo, with timing, into an upright RGB image.
+public struct PhotoDecoder: Sendable {
+    public var options: DecodeOptions
+
+    public init(options: DecodeOptions = .init(minShortSide: 224)) {
+        self.options = options
+    }
+
+    public func decode(path: String) -> Result<(DecodedImage, DecodeSummary), PhotoError> {
+        let start = ContinuousClock.now
+        do {
+            let decoded = try ImageDecoder.decodeFile(atPath: path, options: options)
+            let elapsed = ContinuousClock.now - start
+            let full = decoded.uprightFullSize
+            let summary = DecodeSummary(
+                format: decoded.format.rawValue,
+                width: full.width, height: full.height,
+                storedWidth: decoded.storedWidth, storedHeight: decoded.storedHeight,
+                orientation: decoded.exif.orientation.rawValue,
+                orientationDescription: decoded.exif.orientation.description,
+                decodedWidth: decoded.image.width, decodedHeight: decoded.image.height,
+                scale: decoded.scaleNumerator == 8 ? "1/1" : Self.fraction(decoded.scaleNumerator),
+                decodeMilliseconds: Self.milliseconds(elapsed),
+                warnings: decoded.warnings,
+                dateTimeOriginal: decoded.exif.dateTimeOriginal,
+                offsetTimeOriginal: decoded.exif.offsetTimeOriginal
+            )
+            return .success((decoded, summary))
+        } catch {
+            return .failure(PhotoError(error))
+        }
+    }
+
+    static func fraction(_ n: Int) -> String {
+        var a = n, b = 8
+        while a % 2 == 0 && b % 2 == 0 { a /= 2; b /= 2 }
+        return "\(a)/\(b)"
+    }
+
+    public static func milliseconds(_ d: Duration) -> Double {
+        let c = d.components
+        return (Double(c.seconds) * 1000 + Double(c.attoseconds) / 1e15).rounded(toPlaces: 3)
+    }
+}
+
+extension Double {
+    func rounded(toPlaces p: Int) -> Double {
+        var m = 1.0
+        for _ in 0..<p { m *= 10 }
+        return (self * m).rounded() / m
+    }
+}

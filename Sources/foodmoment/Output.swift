@@ -1,0 +1,58 @@
+import Foundation
+
+/// stdout for results, stderr for everything else (progress, notes, logs).
+enum Output {
+    static let stderrIsTerminal = isatty(STDERR_FILENO) == 1
+    static let useColor = stderrIsTerminal && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+
+    static func note(_ s: String) {
+        FileHandle.standardError.write(Data((s + "\n").utf8))
+    }
+
+    static func json<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func pad(_ s: String, _ width: Int) -> String {
+        s.count >= width ? s : s + String(repeating: " ", count: width - s.count)
+    }
+
+    static func padLeft(_ s: String, _ width: Int) -> String {
+        s.count >= width ? s : String(repeating: " ", count: width - s.count) + s
+    }
+}
+
+/// A one-line progress indicator on stderr, only when stderr is a terminal.
+final class ProgressLine {
+    private let total: Int
+    private var done = 0
+    private let start = ContinuousClock.now
+    private let enabled: Bool
+
+    init(total: Int) {
+        self.total = total
+        self.enabled = Output.stderrIsTerminal && total > 1
+    }
+
+    func advance(_ label: String) {
+        done += 1
+        guard enabled else { return }
+        let elapsed = ContinuousClock.now - start
+        let secs = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let rate = secs > 0 ? Double(done) / secs : 0
+        let eta = rate > 0 ? Double(total - done) / rate : 0
+        let width = 24
+        let filled = total > 0 ? width * done / total : width
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        let name = label.count > 40 ? "…" + label.suffix(39) : label
+        let line = String(format: "\r\u{1B}[2K%@ %d/%d  %.1f img/s  ETA %.0fs  %@", bar, done, total, rate, eta, name)
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    func finish() {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
+    }
+}
