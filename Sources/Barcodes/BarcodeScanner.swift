@@ -238,7 +238,7 @@ public struct BarcodeScanner: Sendable {
                     minX = min(minX, p.x); maxX = max(maxX, p.x); minY = min(minY, p.y); maxY = max(maxY, p.y)
                 }
             }
-            var angle = atan2(rep.end.y - rep.start.y, rep.end.x - rep.start.x) * 180 / Double.pi
+            var angle = Self.readingDirection(c.hits) * 180 / Double.pi
             if angle < 0 { angle += 360 }
             let box = NormalizedBox(x: minX / Double(width), y: minY / Double(height),
                                     w: (maxX - minX) / Double(width), h: (maxY - minY) / Double(height)).clipped
@@ -246,6 +246,37 @@ public struct BarcodeScanner: Sendable {
                                           bounds: box, scanLines: support))
         }
         return results
+    }
+}
+
+extension BarcodeScanner {
+    /// The symbol's reading direction in radians. Scan lines cross a symbol at up to ±35° from square, so one
+    /// line's direction is a poor estimate; the guards are better: every line's start point lies on the start
+    /// guard and every end point on the end guard, so the principal axis of those points (each set about its own
+    /// mean) runs along the bars, and reading is square to it.
+    static func readingDirection(_ hits: [LineHit]) -> Double {
+        var mx = 0.0, my = 0.0
+        for h in hits { mx += h.end.x - h.start.x; my += h.end.y - h.start.y }
+        let fallback = atan2(my, mx)
+        guard hits.count >= 3 else { return fallback }
+        let n = Double(hits.count)
+        let sx = hits.map(\.start.x).reduce(0, +) / n, sy = hits.map(\.start.y).reduce(0, +) / n
+        let ex = hits.map(\.end.x).reduce(0, +) / n, ey = hits.map(\.end.y).reduce(0, +) / n
+        var cxx = 0.0, cxy = 0.0, cyy = 0.0
+        for h in hits {
+            for (x, y) in [(h.start.x - sx, h.start.y - sy), (h.end.x - ex, h.end.y - ey)] {
+                cxx += x * x; cxy += x * y; cyy += y * y
+            }
+        }
+        // Need the points spread along the guards (several offsets), not bunched in one spot.
+        let spread = (cxx + cyy) / (2 * n)
+        let length = hypot(ex - sx, ey - sy)
+        guard spread > 4, spread.squareRoot() > 0.03 * length else { return fallback }
+        let barAxis = 0.5 * atan2(2 * cxy, cxx - cyy)
+        var reading = barAxis + Double.pi / 2
+        // Orient along start → end.
+        if cos(reading) * (ex - sx) + sin(reading) * (ey - sy) < 0 { reading += Double.pi }
+        return atan2(sin(reading), cos(reading))
     }
 }
 
