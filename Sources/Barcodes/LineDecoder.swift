@@ -26,11 +26,11 @@ struct LineDecoder {
     /// UPC-E's end guard (010101) ends in a bar, like an EAN-13 middle guard followed by a right character
     /// whose first space can be 4 modules; a wider quiet zone tells them apart.
     static let upceQuietZoneModules: Float = 5.5
-    /// Per-character acceptance, in modules: the largest deviation of T1/T2 from the pattern, of the summed bar
-    /// widths, and the margin by which the best pattern's score must beat the runner-up's.
+    /// Per-character acceptance, in modules: the largest deviation of T1/T2 from the pattern, the margin by which
+    /// the best T-class must beat the runner-up, and (1/7, 2/8 only) the deviation of the spread-corrected bar width.
     static let maxEdgeDistanceError: Float = 0.6
-    static let maxBarWidthError: Float = 1.0
-    static let minCharMargin: Float = 0.25
+    static let maxBarWidthError: Float = 0.95
+    static let minCharMargin: Float = 0.1
 
     let formats: Set<BarcodeFormat>
     private let edgeThreshold: Float
@@ -188,40 +188,81 @@ struct LineDecoder {
         return mod
     }
 
+    /// One character as read: its T-class (the code 0-19, G codes +10; for the 1/7 and 2/8 pairs the lower one)
+    /// and the measured width of its two bars in modules, kept to tell the pairs apart once the symbol's ink
+    /// spread is known.
+    struct CharRead {
+        var code: Int
+        var bars: Float
+        var ambiguous: Bool
+        let startsWithBar: Bool
+    }
+
+    /// Ideal bar width (modules) of code 0-19 read from a character starting with a bar (right half) or a space.
+    @inline(__always)
+    static func idealBars(_ code: Int, startsWithBar: Bool) -> Float {
+        let p = code < 10 ? Symbology.lWidths[code] : Symbology.gWidths[code - 10]
+        return Float(startsWithBar ? p[0] + p[2] : p[1] + p[3])
+    }
+
     /// The character at elements k…k+3. Left-half characters may be L (0-9) or G (10-19); right-half ones are R (0-9).
     ///
     /// Matching uses edge-to-similar-edge distances (T1 = e0+e1, T2 = e1+e2 in modules), which do not move when blur
-    /// or ink spread shifts every bar edge outwards; only the pairs 1/7 and 2/8, which share T1 and T2, also need
-    /// the bar widths (2 modules apart).
+    /// or ink spread shifts every bar edge the same way. Only the pairs 1/7 and 2/8 share T1 and T2; they differ
+    /// by two modules of bar width and are settled in `resolve` once the symbol's ink spread is known.
     @inline(__always)
-    private static func character(_ b: UnsafeBufferPointer<Float>, _ k: Int, module: inout Float, allowG: Bool) -> Int? {
+    private static func character(_ b: UnsafeBufferPointer<Float>, _ k: Int, module: inout Float, allowG: Bool) -> CharRead? {
         let total = b[k + 4] - b[k]
         let charModule = total / 7
         guard charModule > 0.72 * module, charModule < 1.38 * module else { return nil }
         let scale = 7 / total
         let n0 = w(b, k) * scale, n1 = w(b, k + 1) * scale, n2 = w(b, k + 2) * scale, n3 = w(b, k + 3) * scale
         let t1 = n0 + n1, t2 = n1 + n2
-        // Left characters start with a space (bars are elements 1 and 3), right ones with a bar (0 and 2).
-        let bars = allowG ? n1 + n3 : n0 + n2
-        var best = -1
+        var best = -1, bestP = -1
         var bestErr = Float.greatestFiniteMagnitude, secondErr = Float.greatestFiniteMagnitude
-        var bestT: Float = 0, bestB: Float = 0
+        var bestMax: Float = 0
         let count = allowG ? 20 : 10
         for c in 0..<count {
             let p = c < 10 ? Symbology.lWidths[c] : Symbology.gWidths[c - 10]
-            let e1 = abs(t1 - Float(p[0] + p[1])), e2 = abs(t2 - Float(p[1] + p[2]))
-            let pb = allowG ? p[1] + p[3] : p[0] + p[2]
-            let eb = abs(bars - Float(pb))
-            let err = e1 + e2 + 0.5 * eb
+            let p1 = p[0] + p[1], p2 = p[1] + p[2]
+            let e1 = abs(t1 - Float(p1)), e2 = abs(t2 - Float(p2))
+            let err = e1 + e2
+            let key = p1 * 8 + p2
+            if key == bestP { continue }  // 7 after 1, 8 after 2: same T-class
             if err < bestErr {
-                secondErr = bestErr; bestErr = err; best = c; bestT = max(e1, e2); bestB = eb
+                secondErr = bestErr; bestErr = err; best = c; bestP = key; bestMax = max(e1, e2)
             } else if err < secondErr {
                 secondErr = err
             }
         }
-        guard bestT <= maxEdgeDistanceError, bestB <= maxBarWidthError, secondErr - bestErr >= minCharMargin else { return nil }
+        guard bestMax <= maxEdgeDistanceError, secondErr - bestErr >= minCharMargin else { return nil }
         module = 0.5 * module + 0.5 * charModule
-        return best
+        let startsWithBar = !allowG
+        let digit = best % 10
+        return CharRead(code: best, bars: startsWithBar ? n0 + n2 : n1 + n3, ambiguous: digit == 1 || digit == 2,
+                        startsWithBar: startsWithBar)
+    }
+
+    /// Settles 1/7 and 2/8 by bar width after removing the ink spread measured on the unambiguous characters
+    /// (blur and exposure make every bar wider or thinner by about the same amount). Returns codes 0-19.
+    private static func resolve(_ chars: [CharRead]) -> [Int]? {
+        var spread: Float = 0, n: Float = 0
+        for c in chars where !c.ambiguous {
+            spread += c.bars - idealBars(c.code, startsWithBar: c.startsWithBar); n += 1
+        }
+        if n > 0 { spread /= n }
+        var out: [Int] = []
+        out.reserveCapacity(chars.count)
+        for c in chars {
+            guard c.ambiguous else { out.append(c.code); continue }
+            let corrected = c.bars - spread
+            let a = c.code, b = c.code + 6  // 1 → 7, 2 → 8 (and 11 → 17, 12 → 18)
+            let ea = abs(corrected - idealBars(a, startsWithBar: c.startsWithBar))
+            let eb = abs(corrected - idealBars(b, startsWithBar: c.startsWithBar))
+            guard min(ea, eb) <= maxBarWidthError else { return nil }
+            out.append(ea < eb ? a : b)
+        }
+        return out
     }
 
     private static func quiet(_ b: UnsafeBufferPointer<Float>, _ k: Int, module: Float, modules: Float) -> Bool {
@@ -232,26 +273,25 @@ struct LineDecoder {
     private func decodeEAN13(_ b: UnsafeBufferPointer<Float>, _ k: Int) -> [Int]? {
         guard var mod = Self.guardModule(b, k, count: 3, expected: nil),
               Self.quiet(b, k - 1, module: mod, modules: Self.quietZoneModules) else { return nil }
-        var digits = [Int](repeating: 0, count: 13)
-        var parity = [Bool](repeating: false, count: 6)
+        var chars: [CharRead] = []
+        chars.reserveCapacity(12)
         var e = k + 3
-        for i in 0..<6 {
+        for _ in 0..<6 {
             guard let c = Self.character(b, e, module: &mod, allowG: true) else { return nil }
-            digits[1 + i] = c % 10; parity[i] = c >= 10
-            e += 4
+            chars.append(c); e += 4
         }
         guard let mm = Self.guardModule(b, e, count: 5, expected: mod) else { return nil }
         mod = 0.5 * mod + 0.5 * mm
         e += 5
-        for i in 0..<6 {
+        for _ in 0..<6 {
             guard let c = Self.character(b, e, module: &mod, allowG: false) else { return nil }
-            digits[7 + i] = c
-            e += 4
+            chars.append(c); e += 4
         }
         guard let em = Self.guardModule(b, e, count: 3, expected: mod),
               Self.quiet(b, e + 3, module: em, modules: Self.quietZoneModules),
-              let first = Symbology.ean13FirstDigit(parity: parity) else { return nil }
-        digits[0] = first
+              let codes = Self.resolve(chars),
+              let first = Symbology.ean13FirstDigit(parity: codes[0..<6].map { $0 >= 10 }) else { return nil }
+        let digits = [first] + codes.map { $0 % 10 }
         guard GTIN.checkDigit(forPayload: digits.dropLast()) == digits[12] else { return nil }
         return digits
     }
@@ -259,42 +299,43 @@ struct LineDecoder {
     private func decodeEAN8(_ b: UnsafeBufferPointer<Float>, _ k: Int) -> [Int]? {
         guard var mod = Self.guardModule(b, k, count: 3, expected: nil),
               Self.quiet(b, k - 1, module: mod, modules: Self.quietZoneModules) else { return nil }
-        var digits = [Int](repeating: 0, count: 8)
+        var chars: [CharRead] = []
+        chars.reserveCapacity(8)
         var e = k + 3
-        for i in 0..<4 {
-            guard let c = Self.character(b, e, module: &mod, allowG: false) else { return nil }
-            digits[i] = c
-            e += 4
+        for _ in 0..<4 {
+            // EAN-8's left half is all L: a G reading is a misread (checked after resolving).
+            guard let c = Self.character(b, e, module: &mod, allowG: true) else { return nil }
+            chars.append(c); e += 4
         }
         guard let mm = Self.guardModule(b, e, count: 5, expected: mod) else { return nil }
         mod = 0.5 * mod + 0.5 * mm
         e += 5
-        for i in 0..<4 {
+        for _ in 0..<4 {
             guard let c = Self.character(b, e, module: &mod, allowG: false) else { return nil }
-            digits[4 + i] = c
-            e += 4
+            chars.append(c); e += 4
         }
         guard let em = Self.guardModule(b, e, count: 3, expected: mod),
               Self.quiet(b, e + 3, module: em, modules: Self.quietZoneModules),
-              GTIN.checkDigit(forPayload: digits.dropLast()) == digits[7] else { return nil }
-        return digits
+              let codes = Self.resolve(chars), codes.allSatisfy({ $0 < 10 }) else { return nil }
+        guard GTIN.checkDigit(forPayload: codes.dropLast()) == codes[7] else { return nil }
+        return codes
     }
 
     private func decodeUPCE(_ b: UnsafeBufferPointer<Float>, _ k: Int) -> [Int]? {
         guard var mod = Self.guardModule(b, k, count: 3, expected: nil),
               Self.quiet(b, k - 1, module: mod, modules: Self.quietZoneModules) else { return nil }
-        var data = [Int](repeating: 0, count: 6)
-        var parity = [Bool](repeating: false, count: 6)
+        var chars: [CharRead] = []
+        chars.reserveCapacity(6)
         var e = k + 3
-        for i in 0..<6 {
+        for _ in 0..<6 {
             guard let c = Self.character(b, e, module: &mod, allowG: true) else { return nil }
-            data[i] = c % 10; parity[i] = c >= 10
-            e += 4
+            chars.append(c); e += 4
         }
         guard let em = Self.guardModule(b, e, count: 6, expected: mod),
               Self.quiet(b, e + 6, module: em, modules: Self.upceQuietZoneModules),
-              let (ns, check) = Symbology.upceSystemAndCheck(parity: parity) else { return nil }
-        let digits = [ns] + data + [check]
+              let codes = Self.resolve(chars),
+              let (ns, check) = Symbology.upceSystemAndCheck(parity: codes.map { $0 >= 10 }) else { return nil }
+        let digits = [ns] + codes.map { $0 % 10 } + [check]
         let expanded = GTIN.expandUPCEDigits(digits)
         guard GTIN.checkDigit(forPayload: expanded.dropLast()) == check else { return nil }
         return digits
