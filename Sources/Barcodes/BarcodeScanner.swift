@@ -22,6 +22,7 @@ public struct DecodedBarcode: Sendable, Hashable, Codable {
     public let bounds: NormalizedBox
     /// How many distinct scan lines read exactly this code.
     public let scanLines: Int
+    public var lineErrors: [Float] = []
 
     public var format: BarcodeFormat { code.format }
     public var digits: String { code.digits }
@@ -46,6 +47,11 @@ public struct BarcodeScanner: Sendable {
         public var sampleStep: Double = 0.5
         /// Scan lines that must read the same code before it is reported.
         public var minAgreement: Int = 2
+        /// Quality-weighted agreement a code needs: each line counts 1 when its worst character is within
+        /// 0.3 module of the ideal edge distances, falling to 0 at 0.6 (the acceptance limit). Two marginal reads
+        /// of the same wrong code (it happens, at T-class boundaries, with the check digit passing by chance)
+        /// are not enough; two clean ones are.
+        public var minEvidence: Double = 1
         /// Symbologies to report.
         public var formats: Set<BarcodeFormat> = [.ean13, .upcA, .ean8, .upcE]
         public init() {}
@@ -109,7 +115,7 @@ public struct BarcodeScanner: Sendable {
                     guard Self.quietZonesAreClean(lum, width: w, height: h, start: start, end: end, format: f.format,
                                                   rightModules: f.rightQuietModules, threshold: f.threshold) else { continue }
                     hits.append(LineHit(format: f.format, digits: f.digits, start: PixelPoint(x: start.0, y: start.1),
-                                        end: PixelPoint(x: end.0, y: end.1), lineID: lineID))
+                                        end: PixelPoint(x: end.0, y: end.1), lineID: lineID, worstError: f.worstError))
                 }
             }
         }
@@ -213,7 +219,7 @@ public struct BarcodeScanner: Sendable {
         var results: [DecodedBarcode] = []
         for (i, c) in candidates.enumerated() {
             let support = Set(c.hits.map(\.lineID)).count
-            guard support >= options.minAgreement else { continue }
+            guard support >= options.minAgreement, Self.evidence(c.hits) >= options.minEvidence else { continue }
             // A different code read at the same place means at least one of them is a misread. Keep a code only
             // when it clearly dominates every overlapping rival (3× the lines); otherwise report neither.
             var contested = false
@@ -242,14 +248,24 @@ public struct BarcodeScanner: Sendable {
             if angle < 0 { angle += 360 }
             let box = NormalizedBox(x: minX / Double(width), y: minY / Double(height),
                                     w: (maxX - minX) / Double(width), h: (maxY - minY) / Double(height)).clipped
-            results.append(DecodedBarcode(code: code, start: rep.start, end: rep.end, angleDegrees: angle,
-                                          bounds: box, scanLines: support))
+            var r = DecodedBarcode(code: code, start: rep.start, end: rep.end, angleDegrees: angle,
+                                          bounds: box, scanLines: support)
+            r.lineErrors = c.hits.map(\.worstError).sorted()
+            results.append(r)
         }
         return results
     }
 }
 
 extension BarcodeScanner {
+    /// Sum over distinct scan lines of the line's weight (1 for a clean read, down to 0 for a marginal one).
+    static func evidence(_ hits: [LineHit]) -> Double {
+        var best: [Int: Float] = [:]
+        for h in hits { best[h.lineID] = min(best[h.lineID] ?? .infinity, h.worstError) }
+        let limit = LineDecoder.maxEdgeDistanceError
+        return best.values.reduce(0) { acc, e in acc + Double(min(1, max(0, (limit - e) / (limit - 0.3)))) }
+    }
+
     /// The symbol's reading direction in radians. Scan lines cross a symbol at up to ±35° from square, so one
     /// line's direction is a poor estimate; the guards are better: every line's start point lies on the start
     /// guard and every end point on the end guard, so the principal axis of those points (each set about its own
@@ -286,6 +302,7 @@ struct LineHit {
     let start: PixelPoint
     let end: PixelPoint
     let lineID: Int
+    let worstError: Float
 }
 
 /// Rec. 601 luma of an RGB image as Float 0…255.

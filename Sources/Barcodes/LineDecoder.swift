@@ -10,6 +10,8 @@ struct LineFind {
     let rightQuietModules: Float
     /// Luma halfway between the darkest bar and the lightest space of the symbol on this line.
     let threshold: Float
+    /// The largest T1/T2 deviation of any character from its pattern, in modules: how marginal this read was.
+    let worstError: Float
 }
 
 /// Decodes EAN/UPC symbols from one luminance profile.
@@ -142,32 +144,33 @@ struct LineDecoder {
     private func decodeElements(_ b: UnsafeBufferPointer<Float>, firstIsBar: Bool, profile p: UnsafeBufferPointer<Float>,
                                 into out: inout [LineFind], flip: Float?) {
         let m = b.count - 1
-        func emit(_ format: BarcodeFormat, _ digits: [Int], _ s: Int, _ e: Int, rightQuiet: Float) {
+        func emit(_ format: BarcodeFormat, _ digits: [Int], _ s: Int, _ e: Int, rightQuiet: Float, worst: Float) {
             var start = b[s], end = b[e]
             if let f = flip { start = f - start; end = f - end }
             let lo = Int(min(start, end)), hi = min(p.count - 1, Int(max(start, end)) + 1)
             var dark = Float.greatestFiniteMagnitude, light: Float = 0
             for i in lo...hi { dark = min(dark, p[i]); light = max(light, p[i]) }
             out.append(LineFind(format: format, digits: String(digits.map { Character(String($0)) }), start: start, end: end,
-                                rightQuietModules: rightQuiet, threshold: dark + 0.5 * (light - dark)))
+                                rightQuietModules: rightQuiet, threshold: dark + 0.5 * (light - dark), worstError: worst))
         }
         var k = firstIsBar ? 2 : 1
+        var worst: Float = 0
         while k + 3 < m {
             defer { k += 2 }
-            if formats.contains(.ean13) || formats.contains(.upcA), k + 59 < m, let d = decodeEAN13(b, k) {
+            if formats.contains(.ean13) || formats.contains(.upcA), k + 59 < m, let d = decodeEAN13(b, k, worst: &worst) {
                 if d[0] == 0, formats.contains(.upcA) {
-                    emit(.upcA, Array(d.dropFirst()), k, k + 59, rightQuiet: Self.quietZoneModules)
+                    emit(.upcA, Array(d.dropFirst()), k, k + 59, rightQuiet: Self.quietZoneModules, worst: worst)
                 } else if formats.contains(.ean13) {
-                    emit(.ean13, d, k, k + 59, rightQuiet: Self.quietZoneModules)
+                    emit(.ean13, d, k, k + 59, rightQuiet: Self.quietZoneModules, worst: worst)
                 }
                 continue
             }
-            if formats.contains(.ean8), k + 43 < m, let d = decodeEAN8(b, k) {
-                emit(.ean8, d, k, k + 43, rightQuiet: Self.quietZoneModules)
+            if formats.contains(.ean8), k + 43 < m, let d = decodeEAN8(b, k, worst: &worst) {
+                emit(.ean8, d, k, k + 43, rightQuiet: Self.quietZoneModules, worst: worst)
                 continue
             }
-            if formats.contains(.upcE), k + 33 < m, let d = decodeUPCE(b, k) {
-                emit(.upcE, d, k, k + 33, rightQuiet: Self.upceQuietZoneModules)
+            if formats.contains(.upcE), k + 33 < m, let d = decodeUPCE(b, k, worst: &worst) {
+                emit(.upcE, d, k, k + 33, rightQuiet: Self.upceQuietZoneModules, worst: worst)
             }
         }
     }
@@ -196,6 +199,8 @@ struct LineDecoder {
         var bars: Float
         var ambiguous: Bool
         let startsWithBar: Bool
+        /// Largest T1/T2 deviation from the chosen pattern, in modules.
+        var error: Float
     }
 
     /// Ideal bar width (modules) of code 0-19 read from a character starting with a bar (right half) or a space.
@@ -240,7 +245,7 @@ struct LineDecoder {
         let startsWithBar = !allowG
         let digit = best % 10
         return CharRead(code: best, bars: startsWithBar ? n0 + n2 : n1 + n3, ambiguous: digit == 1 || digit == 2,
-                        startsWithBar: startsWithBar)
+                        startsWithBar: startsWithBar, error: bestMax)
     }
 
     /// Settles 1/7 and 2/8 by bar width after removing the ink spread measured on the unambiguous characters
@@ -270,7 +275,7 @@ struct LineDecoder {
     }
 
     /// EAN-13 (UPC-A when the first digit is 0) whose start guard's first bar is element k.
-    private func decodeEAN13(_ b: UnsafeBufferPointer<Float>, _ k: Int) -> [Int]? {
+    private func decodeEAN13(_ b: UnsafeBufferPointer<Float>, _ k: Int, worst: inout Float) -> [Int]? {
         guard var mod = Self.guardModule(b, k, count: 3, expected: nil),
               Self.quiet(b, k - 1, module: mod, modules: Self.quietZoneModules) else { return nil }
         var chars: [CharRead] = []
@@ -293,10 +298,11 @@ struct LineDecoder {
               let first = Symbology.ean13FirstDigit(parity: codes[0..<6].map { $0 >= 10 }) else { return nil }
         let digits = [first] + codes.map { $0 % 10 }
         guard GTIN.checkDigit(forPayload: digits.dropLast()) == digits[12] else { return nil }
+        worst = chars.map(\.error).max()!
         return digits
     }
 
-    private func decodeEAN8(_ b: UnsafeBufferPointer<Float>, _ k: Int) -> [Int]? {
+    private func decodeEAN8(_ b: UnsafeBufferPointer<Float>, _ k: Int, worst: inout Float) -> [Int]? {
         guard var mod = Self.guardModule(b, k, count: 3, expected: nil),
               Self.quiet(b, k - 1, module: mod, modules: Self.quietZoneModules) else { return nil }
         var chars: [CharRead] = []
@@ -318,10 +324,11 @@ struct LineDecoder {
               Self.quiet(b, e + 3, module: em, modules: Self.quietZoneModules),
               let codes = Self.resolve(chars), codes.allSatisfy({ $0 < 10 }) else { return nil }
         guard GTIN.checkDigit(forPayload: codes.dropLast()) == codes[7] else { return nil }
+        worst = chars.map(\.error).max()!
         return codes
     }
 
-    private func decodeUPCE(_ b: UnsafeBufferPointer<Float>, _ k: Int) -> [Int]? {
+    private func decodeUPCE(_ b: UnsafeBufferPointer<Float>, _ k: Int, worst: inout Float) -> [Int]? {
         guard var mod = Self.guardModule(b, k, count: 3, expected: nil),
               Self.quiet(b, k - 1, module: mod, modules: Self.quietZoneModules) else { return nil }
         var chars: [CharRead] = []
@@ -338,6 +345,7 @@ struct LineDecoder {
         let digits = [ns] + codes.map { $0 % 10 } + [check]
         let expanded = GTIN.expandUPCEDigits(digits)
         guard GTIN.checkDigit(forPayload: expanded.dropLast()) == check else { return nil }
+        worst = chars.map(\.error).max()!
         return digits
     }
 }
