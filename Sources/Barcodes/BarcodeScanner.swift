@@ -22,7 +22,6 @@ public struct DecodedBarcode: Sendable, Hashable, Codable {
     public let bounds: NormalizedBox
     /// How many distinct scan lines read exactly this code.
     public let scanLines: Int
-    public var lineErrors: [Float] = []
 
     public var format: BarcodeFormat { code.format }
     public var digits: String { code.digits }
@@ -52,6 +51,8 @@ public struct BarcodeScanner: Sendable {
         /// of the same wrong code (it happens, at T-class boundaries, with the check digit passing by chance)
         /// are not enough; two clean ones are.
         public var minEvidence: Double = 1
+        /// When the first pass finds nothing, read every line again with a smoother edge detector.
+        public var tryHarder = true
         /// Symbologies to report.
         public var formats: Set<BarcodeFormat> = [.ean13, .upcA, .ean8, .upcE]
         public init() {}
@@ -74,14 +75,21 @@ public struct BarcodeScanner: Sendable {
         let luma = Luminance(image)
         var hits: [LineHit] = []
         luma.values.withUnsafeBufferPointer { lum in
-            collectHits(lum, width: image.width, height: image.height, into: &hits)
+            collectHits(lum, width: image.width, height: image.height, wideDerivative: false, into: &hits)
+        }
+        let found = Self.vote(hits, width: image.width, height: image.height, options: options)
+        guard found.isEmpty, options.tryHarder else { return found }
+        // Nothing yet: read the same lines again with a smoother derivative, pooling the evidence per line.
+        luma.values.withUnsafeBufferPointer { lum in
+            collectHits(lum, width: image.width, height: image.height, wideDerivative: true, into: &hits)
         }
         return Self.vote(hits, width: image.width, height: image.height, options: options)
     }
 
     // MARK: - Scan lines
 
-    private func collectHits(_ lum: UnsafeBufferPointer<Float>, width w: Int, height h: Int, into hits: inout [LineHit]) {
+    private func collectHits(_ lum: UnsafeBufferPointer<Float>, width w: Int, height h: Int, wideDerivative: Bool,
+                             into hits: inout [LineHit]) {
         let angleCount = max(1, Int((180.0 / max(0.5, options.angleStep)).rounded()))
         let spacing = max(1.0, options.lineSpacing)
         let cx = Double(w - 1) / 2, cy = Double(h - 1) / 2
@@ -89,6 +97,7 @@ public struct BarcodeScanner: Sendable {
         let maxLen = Int((Double(w * w + h * h)).squareRoot() / step) + 2
         var profile = [Float](repeating: 0, count: maxLen)
         var decoder = LineDecoder(capacity: maxLen, formats: options.formats, sampleStep: Float(step))
+        decoder.wideDerivative = wideDerivative
         var lineID = 0
         for a in 0..<angleCount {
             let theta = Double(a) * Double.pi / Double(angleCount)
@@ -248,10 +257,8 @@ public struct BarcodeScanner: Sendable {
             if angle < 0 { angle += 360 }
             let box = NormalizedBox(x: minX / Double(width), y: minY / Double(height),
                                     w: (maxX - minX) / Double(width), h: (maxY - minY) / Double(height)).clipped
-            var r = DecodedBarcode(code: code, start: rep.start, end: rep.end, angleDegrees: angle,
-                                          bounds: box, scanLines: support)
-            r.lineErrors = c.hits.map(\.worstError).sorted()
-            results.append(r)
+            results.append(DecodedBarcode(code: code, start: rep.start, end: rep.end, angleDegrees: angle,
+                                          bounds: box, scanLines: support))
         }
         return results
     }

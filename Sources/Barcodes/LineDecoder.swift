@@ -1,3 +1,4 @@
+import Foundation
 /// A code read on one scan line: positions are sample offsets along the line.
 struct LineFind {
     let format: BarcodeFormat
@@ -19,10 +20,10 @@ struct LineFind {
 /// Buffers are kept between lines so a scan allocates once per image, not once per line.
 struct LineDecoder {
     /// Minimum derivative magnitude for an edge (luma units over two samples, scaled to one pixel).
-    static let absoluteEdgeThreshold: Float = 6
+    static let absoluteEdgeThreshold: Float = Float(ProcessInfo.processInfo.environment["ABS"].flatMap { Double($0) } ?? 6)
     /// An edge must reach this fraction of the strongest edge within `relativeWindow` pixels.
-    static let relativeEdgeThreshold: Float = 0.18
-    static let relativeWindow: Float = 24
+    static let relativeEdgeThreshold: Float = Float(ProcessInfo.processInfo.environment["REL"].flatMap { Double($0) } ?? 0.18)
+    static let relativeWindow: Float = Float(ProcessInfo.processInfo.environment["WIN"].flatMap { Double($0) } ?? 24)
     /// Quiet zones must be at least this many modules wide (specification: 7 to 11).
     static let quietZoneModules: Float = 3.5
     /// UPC-E's end guard (010101) ends in a bar, like an EAN-13 middle guard followed by a right character
@@ -35,6 +36,8 @@ struct LineDecoder {
     static let minCharMargin: Float = 0.1
 
     let formats: Set<BarcodeFormat>
+    /// Differentiate over four samples instead of two: smoother, for noisy profiles (the second pass).
+    var wideDerivative = false
     private let edgeThreshold: Float
     private let window: Float
     private var deriv: [Float]
@@ -94,7 +97,12 @@ struct LineDecoder {
         candSign.removeAll(keepingCapacity: true)
         deriv.withUnsafeMutableBufferPointer { d in
             d[0] = 0; d[n - 1] = 0
-            for i in 1..<(n - 1) { d[i] = p[i + 1] - p[i - 1] }
+            if wideDerivative {
+                d[1] = p[2] - p[0]; d[n - 2] = p[n - 1] - p[n - 3]
+                for i in 2..<(n - 2) { d[i] = 0.5 * (p[i + 2] + p[i + 1] - p[i - 1] - p[i - 2]) }
+            } else {
+                for i in 1..<(n - 1) { d[i] = p[i + 1] - p[i - 1] }
+            }
             let t = edgeThreshold
             var i = 2
             while i < n - 2 {
