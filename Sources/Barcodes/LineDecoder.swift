@@ -1,4 +1,3 @@
-import Foundation
 /// A code read on one scan line: positions are sample offsets along the line.
 struct LineFind {
     let format: BarcodeFormat
@@ -20,10 +19,10 @@ struct LineFind {
 /// Buffers are kept between lines so a scan allocates once per image, not once per line.
 struct LineDecoder {
     /// Minimum derivative magnitude for an edge (luma units over two samples, scaled to one pixel).
-    static let absoluteEdgeThreshold: Float = Float(ProcessInfo.processInfo.environment["ABS"].flatMap { Double($0) } ?? 6)
+    static let absoluteEdgeThreshold: Float = 6
     /// An edge must reach this fraction of the strongest edge within `relativeWindow` pixels.
-    static let relativeEdgeThreshold: Float = Float(ProcessInfo.processInfo.environment["REL"].flatMap { Double($0) } ?? 0.18)
-    static let relativeWindow: Float = Float(ProcessInfo.processInfo.environment["WIN"].flatMap { Double($0) } ?? 24)
+    static let relativeEdgeThreshold: Float = 0.18
+    static let relativeWindow: Float = 24
     /// Quiet zones must be at least this many modules wide (specification: 7 to 11).
     static let quietZoneModules: Float = 3.5
     /// UPC-E's end guard (010101) ends in a bar, like an EAN-13 middle guard followed by a right character
