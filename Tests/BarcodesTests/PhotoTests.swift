@@ -21,8 +21,9 @@ import Testing
                 "ean13-2/24.png": book]
     }()
 
-    /// Read as measured with the default scanner (`swift test --filter PhotoTests`); a regression fails the test.
-    static let minimumRead = 105
+    /// 121 of 146 read when measured with the default scanner (`swift test --filter PhotoTests`); one below that
+    /// leaves room for floating-point differences between machines. A regression fails the test.
+    static let minimumRead = 120
 
     @Test(.enabled(if: PhotoTests.available, "shared/data/barcodes not found next to the repository"))
     func zeroWrongCodesOnThePhotoSets() throws {
