@@ -194,18 +194,15 @@ public struct BarcodeScanner: Sendable {
     private static func sample(_ lum: UnsafeBufferPointer<Float>, width w: Int, height h: Int,
                                x0: Double, y0: Double, dx: Double, dy: Double, count: Int,
                                into out: UnsafeMutableBufferPointer<Float>) {
-        var x = Float(x0), y = Float(y0)
+        let maxX = w - 2, maxY = h - 2
         for i in 0..<count {
-            let xc = min(max(x, 0), Float(w - 1)), yc = min(max(y, 0), Float(h - 1))
-            var ix = Int(xc), iy = Int(yc)
-            if ix > w - 2 { ix = max(0, w - 2) }
-            if iy > h - 2 { iy = max(0, h - 2) }
-            let fx = xc - Float(ix), fy = yc - Float(iy)
+            let x = x0 + Double(i) * dx, y = y0 + Double(i) * dy
+            let ix = min(Int(x), maxX), iy = min(Int(y), maxY)
+            let fx = Float(x - Double(ix)), fy = Float(y - Double(iy))
             let base = iy * w + ix
             let a = lum[base], b = lum[base + 1], c = lum[base + w], d = lum[base + w + 1]
             let top = a + (b - a) * fx, bottom = c + (d - c) * fx
             out[i] = top + (bottom - top) * fy
-            x = Float(x0 + Double(i + 1) * dx); y = Float(y0 + Double(i + 1) * dy)
         }
     }
 

@@ -34,7 +34,8 @@ struct LineDecoder {
     static let maxBarWidthError: Float = 0.95
     static let minCharMargin: Float = 0.1
 
-    let formats: Set<BarcodeFormat>
+    // Plain flags: a Set lookup hashes the enum's raw string, and this runs for every bar of every line.
+    private let ean13: Bool, upcA: Bool, ean8: Bool, upcE: Bool
     /// Differentiate over four samples instead of two: smoother, for noisy profiles (the second pass).
     var wideDerivative = false
     private let edgeThreshold: Float
@@ -49,7 +50,8 @@ struct LineDecoder {
     private var reversed: [Float] = []
 
     init(capacity: Int, formats: Set<BarcodeFormat>, sampleStep: Float) {
-        self.formats = formats
+        ean13 = formats.contains(.ean13); upcA = formats.contains(.upcA)
+        ean8 = formats.contains(.ean8); upcE = formats.contains(.upcE)
         edgeThreshold = Self.absoluteEdgeThreshold * sampleStep
         window = Self.relativeWindow / sampleStep
         deriv = [Float](repeating: 0, count: capacity)
@@ -164,19 +166,19 @@ struct LineDecoder {
         var worst: Float = 0
         while k + 3 < m {
             defer { k += 2 }
-            if formats.contains(.ean13) || formats.contains(.upcA), k + 59 < m, let d = decodeEAN13(b, k, worst: &worst) {
-                if d[0] == 0, formats.contains(.upcA) {
+            if ean13 || upcA, k + 59 < m, let d = decodeEAN13(b, k, worst: &worst) {
+                if d[0] == 0, upcA {
                     emit(.upcA, Array(d.dropFirst()), k, k + 59, rightQuiet: Self.quietZoneModules, worst: worst)
-                } else if formats.contains(.ean13) {
+                } else if ean13 {
                     emit(.ean13, d, k, k + 59, rightQuiet: Self.quietZoneModules, worst: worst)
                 }
                 continue
             }
-            if formats.contains(.ean8), k + 43 < m, let d = decodeEAN8(b, k, worst: &worst) {
+            if ean8, k + 43 < m, let d = decodeEAN8(b, k, worst: &worst) {
                 emit(.ean8, d, k, k + 43, rightQuiet: Self.quietZoneModules, worst: worst)
                 continue
             }
-            if formats.contains(.upcE), k + 33 < m, let d = decodeUPCE(b, k, worst: &worst) {
+            if upcE, k + 33 < m, let d = decodeUPCE(b, k, worst: &worst) {
                 emit(.upcE, d, k, k + 33, rightQuiet: Self.upceQuietZoneModules, worst: worst)
             }
         }
