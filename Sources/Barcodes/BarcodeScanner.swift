@@ -88,6 +88,9 @@ public struct BarcodeScanner: Sendable {
 
     // MARK: - Scan lines
 
+    static let smallModulePixels = 1.25
+    static let smallModuleMaxError: Float = 0.3
+
     private func collectHits(_ lum: UnsafeBufferPointer<Float>, width w: Int, height h: Int, wideDerivative: Bool,
                              into hits: inout [LineHit]) {
         let angleCount = max(1, Int((180.0 / max(0.5, options.angleStep)).rounded()))
@@ -123,6 +126,11 @@ public struct BarcodeScanner: Sendable {
                     let end = (ox + te * dx, oy + te * dy)
                     guard Self.quietZonesAreClean(lum, width: w, height: h, start: start, end: end, format: f.format,
                                                   rightModules: f.rightQuietModules, threshold: f.threshold) else { continue }
+                    // Under about 1.25 pixels per module blur merges narrow elements and pulls neighbouring
+                    // characters towards each other; only near-perfect reads count there.
+                    let modules: Double = f.format == .ean8 ? 67 : f.format == .upcE ? 51 : 95
+                    let modulePixels = hypot(end.0 - start.0, end.1 - start.1) / modules
+                    if modulePixels < Self.smallModulePixels, f.worstError > Self.smallModuleMaxError { continue }
                     hits.append(LineHit(format: f.format, digits: f.digits, start: PixelPoint(x: start.0, y: start.1),
                                         end: PixelPoint(x: end.0, y: end.1), lineID: lineID, worstError: f.worstError))
                 }

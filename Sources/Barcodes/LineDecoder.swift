@@ -210,6 +210,39 @@ struct LineDecoder {
         let startsWithBar: Bool
         /// Largest T1/T2 deviation from the chosen pattern, in modules.
         var error: Float
+        /// The runner-up T-class and by how much it lost (summed T1/T2 deviation, modules).
+        var alternative: Int
+        var margin: Float
+
+        /// The same reading with the runner-up taken instead.
+        var flipped: CharRead {
+            var c = self
+            c.code = alternative
+            c.ambiguous = alternative % 10 == 1 || alternative % 10 == 2
+            return c
+        }
+    }
+
+    /// A character whose runner-up lost by less than this is "marginal": see `isUnambiguous`.
+    static let marginalMargin: Float = 0.35
+    /// More marginal characters than this on one line and the line is too uncertain to count.
+    static let maxMarginalCharacters = 6
+
+    /// True when no other choice among the marginal characters (each taken as read or as its runner-up) also
+    /// makes a valid symbol. Blur can pull several characters of one symbol towards the same neighbouring
+    /// patterns on every line alike; when the check digit happens to accept that misreading, agreement between
+    /// lines does not help, but the true code then shows up here as a valid alternative, and the line is dropped.
+    private static func isUnambiguous(_ chars: [CharRead], isValid: ([Int]) -> Bool) -> Bool {
+        var marginal: [Int] = []
+        for (i, c) in chars.enumerated() where c.margin < marginalMargin && c.alternative >= 0 { marginal.append(i) }
+        if marginal.isEmpty { return true }
+        guard marginal.count <= maxMarginalCharacters else { return false }
+        var trial = chars
+        for mask in 1..<(1 << marginal.count) {
+            for (bit, i) in marginal.enumerated() { trial[i] = mask & (1 << bit) != 0 ? chars[i].flipped : chars[i] }
+            if let codes = resolve(trial), isValid(codes) { return false }
+        }
+        return true
     }
 
     /// Ideal bar width (modules) of code 0-19 read from a character starting with a bar (right half) or a space.
@@ -232,7 +265,7 @@ struct LineDecoder {
         let scale = 7 / total
         let n0 = w(b, k) * scale, n1 = w(b, k + 1) * scale, n2 = w(b, k + 2) * scale, n3 = w(b, k + 3) * scale
         let t1 = n0 + n1, t2 = n1 + n2
-        var best = -1, bestP = -1
+        var best = -1, bestP = -1, second = -1
         var bestErr = Float.greatestFiniteMagnitude, secondErr = Float.greatestFiniteMagnitude
         var bestMax: Float = 0
         let count = allowG ? 20 : 10
@@ -244,9 +277,9 @@ struct LineDecoder {
             let key = p1 * 8 + p2
             if key == bestP { continue }  // 7 after 1, 8 after 2: same T-class
             if err < bestErr {
-                secondErr = bestErr; bestErr = err; best = c; bestP = key; bestMax = max(e1, e2)
+                secondErr = bestErr; second = best; bestErr = err; best = c; bestP = key; bestMax = max(e1, e2)
             } else if err < secondErr {
-                secondErr = err
+                secondErr = err; second = c
             }
         }
         guard bestMax <= maxEdgeDistanceError, secondErr - bestErr >= minCharMargin else { return nil }
@@ -254,7 +287,7 @@ struct LineDecoder {
         let startsWithBar = !allowG
         let digit = best % 10
         return CharRead(code: best, bars: startsWithBar ? n0 + n2 : n1 + n3, ambiguous: digit == 1 || digit == 2,
-                        startsWithBar: startsWithBar, error: bestMax)
+                        startsWithBar: startsWithBar, error: bestMax, alternative: second, margin: secondErr - bestErr)
     }
 
     /// Settles 1/7 and 2/8 by bar width after removing the ink spread measured on the unambiguous characters
@@ -307,6 +340,11 @@ struct LineDecoder {
               let first = Symbology.ean13FirstDigit(parity: codes[0..<6].map { $0 >= 10 }) else { return nil }
         let digits = [first] + codes.map { $0 % 10 }
         guard GTIN.checkDigit(forPayload: digits.dropLast()) == digits[12] else { return nil }
+        guard Self.isUnambiguous(chars, isValid: { alt in
+            guard let f = Symbology.ean13FirstDigit(parity: alt[0..<6].map { $0 >= 10 }) else { return false }
+            let d = [f] + alt.map { $0 % 10 }
+            return GTIN.checkDigit(forPayload: d.dropLast()) == d[12]
+        }) else { return nil }
         worst = chars.map(\.error).max()!
         return digits
     }
@@ -333,6 +371,9 @@ struct LineDecoder {
               Self.quiet(b, e + 3, module: em, modules: Self.quietZoneModules),
               let codes = Self.resolve(chars), codes.allSatisfy({ $0 < 10 }) else { return nil }
         guard GTIN.checkDigit(forPayload: codes.dropLast()) == codes[7] else { return nil }
+        guard Self.isUnambiguous(chars, isValid: { alt in
+            alt.allSatisfy { $0 < 10 } && GTIN.checkDigit(forPayload: alt.dropLast()) == alt[7]
+        }) else { return nil }
         worst = chars.map(\.error).max()!
         return codes
     }
@@ -354,6 +395,12 @@ struct LineDecoder {
         let digits = [ns] + codes.map { $0 % 10 } + [check]
         let expanded = GTIN.expandUPCEDigits(digits)
         guard GTIN.checkDigit(forPayload: expanded.dropLast()) == check else { return nil }
+        guard Self.isUnambiguous(chars, isValid: { alt in
+            guard let (ns2, check2) = Symbology.upceSystemAndCheck(parity: alt.map { $0 >= 10 }) else { return false }
+            let d = [ns2] + alt.map { $0 % 10 } + [check2]
+            let x = GTIN.expandUPCEDigits(d)
+            return GTIN.checkDigit(forPayload: x.dropLast()) == check2
+        }) else { return nil }
         worst = chars.map(\.error).max()!
         return digits
     }
