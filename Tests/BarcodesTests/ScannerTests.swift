@@ -21,6 +21,25 @@ import Testing
         #expect(found[0].gtin14 == code.gtin14)
         #expect(found[0].scanLines >= 2)
         #expect(abs(found[0].angleDegrees) < 4 || abs(found[0].angleDegrees - 360) < 4)
+        // The symbol sits in the middle of the rendered image, and its footprint inside it.
+        let image = try Self.render(code)
+        #expect(abs(found[0].center.x - Double(image.width) / 2) < 0.1 * Double(image.width))
+        #expect(abs(found[0].center.y - Double(image.height) / 2) < 0.2 * Double(image.height))
+        let box = found[0].bounds
+        #expect(box.x >= 0 && box.y >= 0 && box.x + box.w <= 1.0001 && box.y + box.h <= 1.0001 && box.area > 0)
+    }
+
+    @Test func reportsOnlyTheRequestedFormats() throws {
+        let image = try Self.render(try GTIN.parse("4006381333931"))
+        var options = BarcodeScanner.Options()
+        options.formats = [.ean8, .upcE]
+        #expect(BarcodeScanner(options: options).scan(image).isEmpty)
+        options.formats = [.ean13]
+        #expect(BarcodeScanner(options: options).scan(image).map(\.digits) == ["4006381333931"])
+        // A UPC-A symbol (an EAN-13 with a leading 0) is reported in its 12-digit UPC-A form.
+        let upc = try Self.render(try GTIN.parse("041196133066"))
+        options.formats = [.upcA]
+        #expect(BarcodeScanner(options: options).scan(upc).map(\.code) == [try GTIN.parse("041196133066")])
     }
 
     /// Random codes of each format at angles all round the circle, with blur and noise.
