@@ -10,10 +10,11 @@ struct BarcodeCommand: AsyncParsableCommand {
         commandName: "barcode",
         abstract: "Check a product barcode number, or read EAN/UPC barcodes from a photo.",
         discussion: """
-        A number (8, 12, 13 or 14 digits; spaces and hyphens ignored) is validated — the check digit must be
-        right — and normalised to GTIN-14, so UPC-A 041196133066 and EAN-13 0041196133066 are the same product.
-        An 8-digit number is EAN-8 when its check digit fits, else UPC-E; use --format upc-e to insist.
-        A path is decoded as a JPEG/PNG photo and searched for EAN-13, UPC-A, EAN-8 and UPC-E symbols at any
+        A number (8, 12, 13 or 14 digits; spaces and hyphens ignored) is validated — the check digit must be \
+        right — and normalised to GTIN-14, so UPC-A 041196133066 and EAN-13 0041196133066 are the same \
+        product. An 8-digit number is EAN-8 when its check digit fits, else UPC-E; use --format upc-e to insist.
+
+        A path is decoded as a JPEG/PNG photo and searched for EAN-13, UPC-A, EAN-8 and UPC-E symbols at any \
         rotation; a code is printed only when several scan lines agree on it.
 
         Examples:
@@ -23,15 +24,15 @@ struct BarcodeCommand: AsyncParsableCommand {
           foodmoment barcode cereal-box.jpg
           foodmoment barcode shelf.png --json > codes.json
 
-        Exit codes: 0 a valid code / at least one barcode found, 1 wrong check digit, nothing found or the photo
-        cannot be read, 2 usage error.
+        Exit codes: 0 a valid code / at least one barcode found; 1 wrong check digit, nothing found or the \
+        photo cannot be read; 2 usage error.
         """
     )
 
     @Argument(help: "A barcode number, or the path of a photo.")
     var input: String
 
-    @Option(help: "Symbology of a typed number: ean-13, upc-a, ean-8, upc-e, gtin-14 (default: from its length).")
+    @Option(help: "Symbology of a typed number (default: from its length).")
     var format: FormatChoice?
 
     @Flag(help: "Print one JSON document on stdout.")
