@@ -213,34 +213,55 @@ struct LineDecoder {
         /// The runner-up T-class and by how much it lost (summed T1/T2 deviation, modules).
         var alternative: Int
         var margin: Float
-
-        /// The same reading with the runner-up taken instead.
-        var flipped: CharRead {
-            var c = self
-            c.code = alternative
-            c.ambiguous = alternative % 10 == 1 || alternative % 10 == 2
-            return c
-        }
     }
 
     /// A character whose runner-up lost by less than this is "marginal": see `isUnambiguous`.
     static let marginalMargin: Float = 0.35
-    /// More marginal characters than this on one line and the line is too uncertain to count.
-    static let maxMarginalCharacters = 6
+    /// A 1/7 or 2/8 whose corrected bar width lies within half this of the midpoint is doubtful too.
+    static let barDecisionMargin: Float = 1.0
+    /// More combinations of doubtful characters than this and the line is too uncertain to count.
+    static let maxAlternativeCombinations = 512
 
-    /// True when no other choice among the marginal characters (each taken as read or as its runner-up) also
+    /// True when no other choice among the doubtful characters (each taken as read or as an alternative) also
     /// makes a valid symbol. Blur can pull several characters of one symbol towards the same neighbouring
     /// patterns on every line alike; when the check digit happens to accept that misreading, agreement between
     /// lines does not help, but the true code then shows up here as a valid alternative, and the line is dropped.
     private static func isUnambiguous(_ chars: [CharRead], isValid: ([Int]) -> Bool) -> Bool {
-        var marginal: [Int] = []
-        for (i, c) in chars.enumerated() where c.margin < marginalMargin && c.alternative >= 0 { marginal.append(i) }
-        if marginal.isEmpty { return true }
-        guard marginal.count <= maxMarginalCharacters else { return false }
-        var trial = chars
-        for mask in 1..<(1 << marginal.count) {
-            for (bit, i) in marginal.enumerated() { trial[i] = mask & (1 << bit) != 0 ? chars[i].flipped : chars[i] }
-            if let codes = resolve(trial), isValid(codes) { return false }
+        guard let resolved = resolve(chars) else { return false }
+        let spread = inkSpread(chars)
+        // Each doubtful character with the codes it might also be: the runner-up T-class (both members of a
+        // 1/7 or 2/8 pair), and for a pair member whose spread-corrected bar width fell near the midpoint, the
+        // other member.
+        var options: [(index: Int, codes: [Int])] = []
+        for (i, c) in chars.enumerated() {
+            var alternatives: [Int] = []
+            if c.margin < marginalMargin, c.alternative >= 0 {
+                alternatives.append(c.alternative)
+                if c.alternative % 10 == 1 || c.alternative % 10 == 2 { alternatives.append(c.alternative + 6) }
+            }
+            if c.ambiguous {
+                let corrected = c.bars - spread
+                let ea = abs(corrected - idealBars(c.code, startsWithBar: c.startsWithBar))
+                let eb = abs(corrected - idealBars(c.code + 6, startsWithBar: c.startsWithBar))
+                if abs(ea - eb) < barDecisionMargin { alternatives.append(resolved[i] == c.code ? c.code + 6 : c.code) }
+            }
+            if !alternatives.isEmpty { options.append((i, alternatives)) }
+        }
+        if options.isEmpty { return true }
+        var combinations = 1
+        for o in options {
+            combinations *= o.codes.count + 1
+            if combinations > maxAlternativeCombinations { return false }
+        }
+        var trial = resolved
+        for combination in 1..<combinations {
+            var rest = combination
+            for o in options {
+                let pick = rest % (o.codes.count + 1)
+                rest /= o.codes.count + 1
+                trial[o.index] = pick == 0 ? resolved[o.index] : o.codes[pick - 1]
+            }
+            if isValid(trial) { return false }
         }
         return true
     }
@@ -292,12 +313,17 @@ struct LineDecoder {
 
     /// Settles 1/7 and 2/8 by bar width after removing the ink spread measured on the unambiguous characters
     /// (blur and exposure make every bar wider or thinner by about the same amount). Returns codes 0-19.
-    private static func resolve(_ chars: [CharRead]) -> [Int]? {
+    /// Mean excess bar width (modules, two bars) of the characters that are not 1/7 or 2/8.
+    private static func inkSpread(_ chars: [CharRead]) -> Float {
         var spread: Float = 0, n: Float = 0
         for c in chars where !c.ambiguous {
             spread += c.bars - idealBars(c.code, startsWithBar: c.startsWithBar); n += 1
         }
-        if n > 0 { spread /= n }
+        return n > 0 ? spread / n : 0
+    }
+
+    private static func resolve(_ chars: [CharRead]) -> [Int]? {
+        let spread = inkSpread(chars)
         var out: [Int] = []
         out.reserveCapacity(chars.count)
         for c in chars {
