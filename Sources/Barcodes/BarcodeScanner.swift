@@ -233,7 +233,10 @@ public struct BarcodeScanner: Sendable {
         var results: [DecodedBarcode] = []
         for (i, c) in candidates.enumerated() {
             let support = Set(c.hits.map(\.lineID)).count
-            guard support >= options.minAgreement, Self.evidence(c.hits) >= options.minEvidence else { continue }
+            // UPC-E carries its check digit only in the parity of six characters: it needs twice the agreement.
+            let strictness = c.key.format == .upcE ? 2.0 : 1.0
+            guard Double(support) >= Double(options.minAgreement) * strictness,
+                  Self.evidence(c.hits) >= options.minEvidence * strictness else { continue }
             // A different code read at the same place means at least one of them is a misread. Keep a code only
             // when it clearly dominates every overlapping rival (3× the lines); otherwise report neither.
             var contested = false

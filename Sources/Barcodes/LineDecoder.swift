@@ -32,6 +32,9 @@ struct LineDecoder {
     /// the best T-class must beat the runner-up, and (1/7, 2/8 only) the deviation of the spread-corrected bar width.
     static let maxEdgeDistanceError: Float = 0.6
     static let maxBarWidthError: Float = 0.95
+    /// UPC-E has no check character: its check digit hides in the parity of six characters, so a blurred
+    /// symbol whose characters all drift can pass it by chance. Its characters must match more closely.
+    static let upceMaxEdgeDistanceError: Float = 0.45
     static let minCharMargin: Float = 0.1
 
     // Plain flags: a Set lookup hashes the enum's raw string, and this runs for every bar of every line.
@@ -279,7 +282,8 @@ struct LineDecoder {
     /// or ink spread shifts every bar edge the same way. Only the pairs 1/7 and 2/8 share T1 and T2; they differ
     /// by two modules of bar width and are settled in `resolve` once the symbol's ink spread is known.
     @inline(__always)
-    private static func character(_ b: UnsafeBufferPointer<Float>, _ k: Int, module: inout Float, allowG: Bool) -> CharRead? {
+    private static func character(_ b: UnsafeBufferPointer<Float>, _ k: Int, module: inout Float, allowG: Bool,
+                                  maxError: Float = maxEdgeDistanceError) -> CharRead? {
         let total = b[k + 4] - b[k]
         let charModule = total / 7
         guard charModule > 0.72 * module, charModule < 1.38 * module else { return nil }
@@ -303,7 +307,7 @@ struct LineDecoder {
                 secondErr = err; second = c
             }
         }
-        guard bestMax <= maxEdgeDistanceError, secondErr - bestErr >= minCharMargin else { return nil }
+        guard bestMax <= maxError, secondErr - bestErr >= minCharMargin else { return nil }
         module = 0.5 * module + 0.5 * charModule
         let startsWithBar = !allowG
         let digit = best % 10
@@ -411,7 +415,7 @@ struct LineDecoder {
         chars.reserveCapacity(6)
         var e = k + 3
         for _ in 0..<6 {
-            guard let c = Self.character(b, e, module: &mod, allowG: true) else { return nil }
+            guard let c = Self.character(b, e, module: &mod, allowG: true, maxError: Self.upceMaxEdgeDistanceError) else { return nil }
             chars.append(c); e += 4
         }
         guard let em = Self.guardModule(b, e, count: 6, expected: mod),

