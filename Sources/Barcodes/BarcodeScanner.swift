@@ -44,7 +44,8 @@ public struct BarcodeScanner: Sendable {
         public var lineSpacing: Double = 3
         /// Distance between samples along a scan line, in pixels (below 1 helps modules under 2 pixels wide).
         public var sampleStep: Double = 0.5
-        /// Scan lines that must read the same code before it is reported.
+        /// Scan lines that must read the same code before it is reported (UPC-E, whose check digit is only in
+        /// its parity pattern, needs twice this and twice `minEvidence`).
         public var minAgreement: Int = 2
         /// Quality-weighted agreement a code needs: each line counts 1 when its worst character is within
         /// 0.3 module of the ideal edge distances, falling to 0 at 0.6 (the acceptance limit). Two marginal reads
