@@ -13,7 +13,7 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
     .enableUpcomingFeature("MemberImportVisibility"),
-]
+] + (targetCPU == nil ? [] : [.define("FOODMOMENT_CPU_TUNED")])
 
 /// Hot numeric modules (CNN kernels, resize, barcode scanning) get `-Ounchecked` in release builds and,
 /// when asked for, `-target-cpu`. Measured in `foodmoment bench`; see README "Benchmarks".
@@ -56,10 +56,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs", "FoodCore"], swiftSettings: swiftSettings),
+        // Shared by the test targets: bad-input corpora, fixture paths, the shared-data locator, subprocess runs.
+        .target(name: "FoodMomentTestSupport", dependencies: ["FoodCore", "ImageCodecs"], path: "Tests/Support", swiftSettings: swiftSettings),
+        .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs", "FoodCore", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FoodVisionTests", dependencies: ["FoodVision", "FoodCore"], swiftSettings: swiftSettings),
         .testTarget(name: "NutritionTests", dependencies: ["Nutrition", "FoodCore"], swiftSettings: swiftSettings),
         .testTarget(name: "BarcodesTests", dependencies: ["Barcodes", "FoodCore", "ImageCodecs"], swiftSettings: swiftSettings),
-        .testTarget(name: "CLITests", dependencies: ["FoodCore", "foodmoment"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
     ]
 )

@@ -54,8 +54,10 @@ struct ResampleAxis {
                 }
                 for wgt in local { weights.append(Float(wgt / total)) }
             } else {
+                // Sample centres stay inside the crop so a crop never bleeds in pixels from outside it.
                 var src = origin + (Double(i) + 0.5) * scale - 0.5
-                src = min(max(src, 0), Double(sourceSize - 1))
+                let lowest = max(0, origin.rounded(.up)), highest = min(Double(sourceSize - 1), (origin + length).rounded(.down) - 1)
+                src = min(max(src, lowest), max(lowest, highest))
                 let s0 = Int(src.rounded(.down))
                 let s1 = min(s0 + 1, sourceSize - 1)
                 let f = src - Double(s0)

@@ -1,4 +1,5 @@
 public import FoodCore
+public import FoodVision
 public import ImageCodecs
 import Foundation
 
@@ -44,6 +45,14 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     public var file: String
     public var decode: DecodeSummary?
     public var error: PhotoError?
+    /// Stage 1 (+ nutrition): the foods found, best first. nil when recognition did not run.
+    public var foods: [AnalyzedFood]?
+    /// True when the photo was judged not to show a known food.
+    public var unknown: Bool?
+    /// The food head's best labels for the whole photo.
+    public var top: [LabelScore]?
+    /// Milliseconds per stage.
+    public var timings: [String: Double]?
 
     public init(file: String, decode: DecodeSummary? = nil, error: PhotoError? = nil) {
         self.file = file

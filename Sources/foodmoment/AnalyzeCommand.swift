@@ -1,6 +1,9 @@
 import ArgumentParser
+import FoodCore
+import FoodVision
 import Foundation
 import ImageCodecs
+import Nutrition
 import Pipeline
 
 struct AnalyzeCommand: AsyncParsableCommand {
@@ -40,6 +43,15 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Flag(help: "Accept truncated/corrupt JPEG data (libjpeg's recovered pixels) and report it as a warning.")
     var acceptDamaged = false
 
+    @Flag(help: "Only decode (no recognition, no nutrition).")
+    var decodeOnly = false
+
+    @Option(help: "Models folder (default: the bundled models/, or $FOODMOMENT_MODELS).")
+    var models: String?
+
+    @Option(help: "Nutrition database folder (default: the bundled nutrition-db/, or $FOODMOMENT_NUTRITION_DB).")
+    var db: String?
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("name at least one photo or folder") }
         for path in paths where !FileManager.default.fileExists(atPath: path) {
@@ -61,18 +73,42 @@ struct AnalyzeCommand: AsyncParsableCommand {
         let decoder = PhotoDecoder(options: DecodeOptions(
             minShortSide: decodeSize > 0 ? decodeSize : nil, maxPixels: maxPixels, maxFileBytes: maxFileBytes,
             acceptDamagedData: acceptDamaged))
+        var analyzer: MealAnalyzer?
+        if !decodeOnly && !photos.isEmpty {
+            let nutrition: NutritionDatabase?
+            do {
+                nutrition = try NutritionDatabase.load(directory: db.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory())
+            } catch {
+                Output.note("note: no nutrition numbers: \(error)")
+                nutrition = nil
+            }
+            do {
+                let recognizer = try FoodRecognizer.load(modelsDirectory: models ?? ResourceLocator.modelsDirectory(),
+                                                         userDataDirectory: ResourceLocator.userDataDirectory(),
+                                                         displays: MealAnalyzer.displays(from: nutrition))
+                analyzer = MealAnalyzer(decoder: decoder, recognizer: recognizer, nutrition: nutrition)
+            } catch {
+                Output.note("error: cannot load the recognition model: \(error)\n(run with --decode-only to only decode, or `foodmoment train` to build models/food-head)")
+                throw ExitCode(1)
+            }
+        }
         let progress = ProgressLine(total: photos.count)
+        let nameWidth = min(60, photos.map(\.count).max() ?? 0)
         var results: [PhotoResult] = []
         let start = ContinuousClock.now
         for path in photos {
-            switch decoder.decode(path: path) {
-            case .success(let (_, summary)):
-                results.append(PhotoResult(file: path, decode: summary))
-            case .failure(let error):
-                results.append(PhotoResult(file: path, error: error))
+            if let analyzer {
+                results.append(analyzer.analyze(path: path))
+            } else {
+                switch decoder.decode(path: path) {
+                case .success(let (_, summary)):
+                    results.append(PhotoResult(file: path, decode: summary))
+                case .failure(let error):
+                    results.append(PhotoResult(file: path, error: error))
+                }
             }
             progress.advance(path)
-            if !json { printLine(results.last!) }
+            if !json { printLine(results.last!, nameWidth: nameWidth) }
         }
         progress.finish()
         let failed = results.filter { !$0.succeeded }.count
@@ -86,17 +122,31 @@ struct AnalyzeCommand: AsyncParsableCommand {
         if failed > 0 { throw ExitCode(1) }
     }
 
-    private func printLine(_ r: PhotoResult) {
+    private func printLine(_ r: PhotoResult, nameWidth: Int) {
+        let file = Output.pad(r.file, nameWidth)
         if let d = r.decode {
-            let size = "\(d.width)x\(d.height)"
-            let orient = d.orientation == 1 ? "upright" : "orientation \(d.orientationDescription)"
-            let decoded = "decoded \(d.decodedWidth)x\(d.decodedHeight) (\(d.scale))"
+            let size = Output.pad("\(d.format.uppercased()) \(d.width)x\(d.height)", 15)
+            let orient = Output.pad(d.orientation == 1 ? "upright" : "EXIF \(d.orientationDescription)", 27)
+            let decoded = Output.pad("decoded \(d.decodedWidth)x\(d.decodedHeight) (\(d.scale))", 24)
             let time = String(format: "%7.1f ms", d.decodeMilliseconds)
-            var line = "\(r.file)  \(d.format.uppercased()) \(size)  \(orient)  \(decoded)  \(time)"
+            var line = "\(file)  \(size) \(orient) \(decoded) \(time)"
             if !d.warnings.isEmpty { line += "  warning: \(d.warnings.joined(separator: "; "))" }
+            if let e = r.error { line += "  error: \(e.message)" }
             print(line)
+            if r.unknown == true {
+                let best = r.top?.first.map { String(format: " (best guess %@ %.2f)", $0.label, $0.probability) } ?? ""
+                print("    ❓ unknown / not a food we know\(best)")
+            }
+            for f in r.foods ?? [] {
+                let food = f.food
+                let names = food.nameZh.isEmpty ? food.name : "\(food.name) · \(food.nameZh)"
+                let box = String(format: "[%.2f %.2f %.2f×%.2f]", food.box.x, food.box.y, food.box.w, food.box.h)
+                let kcal = f.nutrition?.kcal.map { String(format: "%5.0f kcal", $0) } ?? "      — kcal"
+                print("    \(food.emoji) \(Output.pad(names, 30)) \(String(format: "%.2f", food.confidence))  \(box)  "
+                      + "\(Output.padLeft(String(format: "%.0f g", food.grams), 6)) (\(food.gramsSource))  \(kcal)")
+            }
         } else if let e = r.error {
-            print("\(r.file)  error: \(e.message)")
+            print("\(file)  error: \(e.message)")
         }
     }
 }

@@ -24,8 +24,9 @@ enum Output {
     }
 }
 
-/// A one-line progress indicator on stderr, only when stderr is a terminal.
-final class ProgressLine {
+/// A one-line progress indicator on stderr, only when stderr is a terminal. Safe to advance from any thread.
+final class ProgressLine: @unchecked Sendable {
+    private let lock = NSLock()
     private let total: Int
     private var done = 0
     private let start = ContinuousClock.now
@@ -37,6 +38,8 @@ final class ProgressLine {
     }
 
     func advance(_ label: String) {
+        lock.lock()
+        defer { lock.unlock() }
         done += 1
         guard enabled else { return }
         let elapsed = ContinuousClock.now - start

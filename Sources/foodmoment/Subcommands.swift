@@ -3,5 +3,17 @@ import ArgumentParser
 /// Every subcommand of `foodmoment`, one line each (kept in one place so stages can add theirs).
 let registeredSubcommands: [any ParsableCommand.Type] = [
     AnalyzeCommand.self,
+    SearchCommand.self,
+    NutritionCommand.self,
+    NutritionDBCommand.self,
+    BenchDecodeCommand.self,
+    ModelCommand.self,
+    BenchCommand.self,
+    TrainCommand.self,
+    LearnCommand.self,
+    EvalCommand.self,
+    CalibrateCommand.self,
+    EvalDetectCommand.self,
+    BenchStagesCommand.self,
     BarcodeCommand.self,
 ]

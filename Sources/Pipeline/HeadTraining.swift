@@ -1,0 +1,176 @@
+public import FoodCore
+public import FoodVision
+import Foundation
+import ImageCodecs
+
+/// One training photo (or a box inside one) and its label.
+public struct TrainingSample: Sendable, Equatable {
+    public var path: String
+    public var label: String
+    /// The part of the photo showing the food; nil = the whole photo.
+    public var region: NormalizedBox?
+
+    public init(path: String, label: String, region: NormalizedBox? = nil) {
+        self.path = path; self.label = label; self.region = region
+    }
+}
+
+/// A detection record in the `../shared/data/detection` JSON-lines format.
+public struct DetectionRecord: Sendable, Codable {
+    public struct Box: Sendable, Codable {
+        public var label: String
+        public var x: Double, y: Double, w: Double, h: Double
+        public var normalized: NormalizedBox { NormalizedBox(x: x, y: y, w: w, h: h) }
+    }
+    public var image: String
+    public var width: Int
+    public var height: Int
+    public var boxes: [Box]
+    public var grams: [String: Double]?
+    public var source: String?
+    public var group: String?
+    public var split: String?
+    public var coins: [Coin]?
+
+    /// A reference coin (ECUSTFD: the 1-yuan coin, 25 mm).
+    public struct Coin: Sendable, Codable {
+        public var x: Double, y: Double, w: Double, h: Double
+    }
+
+    /// Reads every record; image paths are made absolute relative to the file's folder.
+    public static func load(jsonl path: String) throws -> [DetectionRecord] {
+        let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let decoder = JSONDecoder()
+        return try text.split(separator: "\n").filter { !$0.isEmpty }.map { line in
+            var r = try decoder.decode(DetectionRecord.self, from: Data(line.utf8))
+            if !r.image.hasPrefix("/") { r.image = URL(fileURLWithPath: dir + "/" + r.image).standardizedFileURL.path }
+            return r
+        }
+    }
+
+    /// SOHL source-photo groups held out of head training so detection can be measured on unseen plates:
+    /// a stable hash of the group id, one group in three.
+    public static func isHeldOut(group: String) -> Bool {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in group.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return h % 3 == 0
+    }
+}
+
+public enum TrainingSet {
+    /// `DIR/<label>/<photo>`: every file under each label folder (non-images fail later, per file).
+    public static func folders(_ dir: String) throws -> [TrainingSample] {
+        let labels = try FileManager.default.contentsOfDirectory(atPath: dir).sorted().filter { name in
+            var isDir: ObjCBool = false
+            return !name.hasPrefix(".") && FileManager.default.fileExists(atPath: dir + "/" + name, isDirectory: &isDir) && isDir.boolValue
+        }
+        var samples: [TrainingSample] = []
+        for label in labels {
+            for file in try FileManager.default.contentsOfDirectory(atPath: dir + "/" + label).sorted() where !file.hasPrefix(".") {
+                samples.append(TrainingSample(path: dir + "/" + label + "/" + file, label: label))
+            }
+        }
+        return samples
+    }
+
+    /// Box crops from a detection file (with a 10 % margin), skipping held-out groups and tiny boxes.
+    public static func detectionCrops(_ records: [DetectionRecord], source: String = "sohl") -> [TrainingSample] {
+        var samples: [TrainingSample] = []
+        for r in records where r.source == source {
+            if let g = r.group, DetectionRecord.isHeldOut(group: g) { continue }
+            for b in r.boxes where b.w * b.h >= 0.01 {
+                let mx = b.w * 0.1, my = b.h * 0.1
+                let box = NormalizedBox(x: b.x - mx, y: b.y - my, w: b.w + 2 * mx, h: b.h + 2 * my).clipped
+                samples.append(TrainingSample(path: r.image, label: b.label, region: box))
+            }
+        }
+        return samples
+    }
+}
+
+/// Backbone embeddings for training and learning, on several threads (one network instance per thread).
+public final class EmbeddingExtractor: @unchecked Sendable {
+    private let networks: [EfficientNetLite0]
+
+    public init(modelDirectory: String, threads: Int) throws {
+        networks = try (0..<max(1, threads)).map { _ in try EfficientNetLite0(modelDirectory: modelDirectory) }
+    }
+
+    public init(networks: [EfficientNetLite0]) {
+        self.networks = networks
+    }
+
+    /// The training views of one photo: the whole region, its mirror image, and `views - 2` random crops
+    /// (70–95 % of the region's area, aspect jittered, mirrored at random).
+    public static func views(of image: RGBImage, region: NormalizedBox?, count: Int, rng: inout SplitMix64) -> [FloatImage] {
+        let base = region ?? .whole
+        var out: [FloatImage] = []
+        let mirrored = image.applying(.upMirrored)
+        func tensor(_ img: RGBImage, _ box: NormalizedBox) -> FloatImage {
+            ImageResampler.tensor(from: img, mode: .region(box), size: FoodRecognizer.inputSize)
+        }
+        func mirror(_ b: NormalizedBox) -> NormalizedBox { NormalizedBox(x: 1 - b.x - b.w, y: b.y, w: b.w, h: b.h) }
+        out.append(tensor(image, base))
+        if count > 1 { out.append(tensor(mirrored, mirror(base))) }
+        while out.count < count {
+            let area = Double.random(in: 0.7...0.95, using: &rng)
+            let aspect = Double.random(in: 0.8...1.25, using: &rng)
+            let w = min(1, (area * aspect).squareRoot()), h = min(1, (area / aspect).squareRoot())
+            let x = Double.random(in: 0...(1 - w), using: &rng), y = Double.random(in: 0...(1 - h), using: &rng)
+            let crop = NormalizedBox(x: base.x + x * base.w, y: base.y + y * base.h, w: w * base.w, h: h * base.h)
+            out.append(Bool.random(using: &rng) ? tensor(mirrored, mirror(crop)) : tensor(image, crop))
+        }
+        return out
+    }
+
+    public struct Failure: Sendable { public var path: String; public var reason: String }
+
+    /// Embeddings for every sample × `views`, in sample order; failures are reported, not fatal.
+    public func embed(_ samples: [TrainingSample], views: Int, seed: UInt64 = 1,
+                      progress: (@Sendable (Int, Int) -> Void)? = nil) -> (embeddings: [[[Float]]], failures: [Failure]) {
+        let lock = NSLock()
+        nonisolated(unsafe) var results = [[[Float]]](repeating: [], count: samples.count)
+        nonisolated(unsafe) var failures: [Failure] = []
+        nonisolated(unsafe) var done = 0
+        let workers = networks.count
+        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let net = networks[worker]
+            var i = worker
+            while i < samples.count {
+                let s = samples[i]
+                var rng = SplitMix64(seed: seed &+ UInt64(i) &* 0x9E37)
+                switch decoder.decode(path: s.path) {
+                case .success(let (decoded, _)):
+                    let inputs = Self.views(of: decoded.image, region: s.region, count: views, rng: &rng)
+                    do {
+                        let outs = try net.forward(inputs)
+                        lock.lock(); results[i] = outs.map(\.embedding); lock.unlock()
+                    } catch {
+                        lock.lock(); failures.append(Failure(path: s.path, reason: "\(error)")); lock.unlock()
+                    }
+                case .failure(let e):
+                    lock.lock(); failures.append(Failure(path: s.path, reason: e.message)); lock.unlock()
+                }
+                lock.lock(); done += 1; let d = done; lock.unlock()
+                progress?(d, samples.count)
+                i += workers
+            }
+        }
+        return (results, failures)
+    }
+}
+
+/// A seeded SplitMix64, so augmentation is reproducible.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

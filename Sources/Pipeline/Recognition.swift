@@ -1,0 +1,389 @@
+public import FoodCore
+public import FoodVision
+import Foundation
+import ImageCodecs
+
+/// Display metadata for a recognition label (from `nutrition-db/labels.json`).
+public struct LabelDisplay: Sendable, Codable, Equatable {
+    public var name: String
+    public var nameZh: String
+    public var emoji: String
+    public var color: String
+    public var portionGrams: Double
+    public var portion: String
+
+    public init(name: String, nameZh: String, emoji: String, color: String, portionGrams: Double, portion: String) {
+        self.name = name; self.nameZh = nameZh; self.emoji = emoji; self.color = color
+        self.portionGrams = portionGrams; self.portion = portion
+    }
+
+    /// For labels with no entry (e.g. a food the user taught with `learn`).
+    public static func fallback(_ label: String) -> LabelDisplay {
+        LabelDisplay(name: label.replacingOccurrences(of: "_", with: " ").capitalized, nameZh: "", emoji: "🍽️",
+                     color: "#888888", portionGrams: 150, portion: "1 portion (assumed), 150 g")
+    }
+}
+
+/// One food found in a photo.
+public struct DetectedFood: Sendable, Codable, Equatable {
+    public var label: String
+    public var name: String
+    public var nameZh: String
+    public var emoji: String
+    public var color: String
+    public var confidence: Double
+    public var box: NormalizedBox
+    public var grams: Double
+    /// Where the grams came from: `default_portion` (the label's household portion), `box_area` (portion scaled by
+    /// the food's share of the plate), `user`.
+    public var gramsSource: String
+    /// `model` (the food head), `learned` (a food the user taught with `foodmoment learn`).
+    public var source: String
+
+    enum CodingKeys: String, CodingKey {
+        case label, name, emoji, color, confidence, box, grams, source
+        case nameZh = "name_zh", gramsSource = "grams_source"
+    }
+}
+
+/// Stage 1 for one photo.
+public struct Recognition: Sendable, Codable, Equatable {
+    public var foods: [DetectedFood]
+    /// True when the photo was judged not to show a known food (nothing forced onto a label).
+    public var unknown: Bool
+    /// The head's five best labels for the whole photo.
+    public var top: [LabelScore]
+    /// Milliseconds per step: preprocess, backbone, head, localisation.
+    public var timings: [String: Double]
+}
+
+/// Thresholds chosen by `foodmoment calibrate` on dev photos and non-food photos (see README).
+public struct RecognitionCalibration: Sendable, Codable, Equatable {
+    /// A photo whose best head probability is below this is "unknown / not food".
+    public var unknownThreshold: Float = 0.35
+    /// A point of the activation map belongs to a food when it is at least this far up the food's activation range.
+    public var cellThreshold: Float = 0.5
+    /// Labels other than the best with a whole-photo probability below this are not localised.
+    public var candidateThreshold: Float = 0.1
+    /// Input size for the localisation map (0 = reuse the 224×224 classification pass; 448 gives a 14×14 map on
+    /// which the items of a shared plate look as large as the crops the head was trained on).
+    public var localisationSize: Int = 0
+    /// A photo whose ImageNet "food context" mass (see `FoodContext`) is below this is "unknown / not food".
+    public var foodContextThreshold: Float = 0
+    /// The learned-food matcher's cosine-similarity threshold.
+    public var matcherThreshold: Float = 0.8
+    public var note: String = "defaults"
+
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        unknownThreshold = try c.decodeIfPresent(Float.self, forKey: .unknownThreshold) ?? 0.35
+        foodContextThreshold = try c.decodeIfPresent(Float.self, forKey: .foodContextThreshold) ?? 0
+        cellThreshold = try c.decodeIfPresent(Float.self, forKey: .cellThreshold) ?? 0.5
+        candidateThreshold = try c.decodeIfPresent(Float.self, forKey: .candidateThreshold) ?? 0.1
+        matcherThreshold = try c.decodeIfPresent(Float.self, forKey: .matcherThreshold) ?? 0.8
+        localisationSize = try c.decodeIfPresent(Int.self, forKey: .localisationSize) ?? 0
+        note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
+    }
+}
+
+extension RecognitionCalibration {
+    /// The unknown / not-food decision.
+    public func rejects(headProbability: Float, foodContext: Float) -> Bool {
+        headProbability < unknownThreshold || foodContext < foodContextThreshold
+    }
+}
+
+/// How much of the backbone's ImageNet belief goes to foods, fruit, vegetables, dishes and table settings: the
+/// "is this a meal photo at all" signal (the food head alone always picks some food).
+public enum FoodContext {
+    public static let imagenetIndices: [Int] = Array(923...957) + Array(959...969) + [
+        987, 998, 415, 467, 532, 567, 582, 659, 809, 762, 469, 521, 544, 909, 910, 828, 868, 618, 813, 504, 849,
+    ]
+
+    /// Softmax mass on `imagenetIndices`, from the mean logits of the photo and its mirror image.
+    public static func mass(logits: [Float]) -> Float {
+        guard let m = logits.max() else { return 0 }
+        var total: Float = 0, food: Float = 0
+        for (i, l) in logits.enumerated() { total += expf(l - m) }
+        for i in imagenetIndices where i < logits.count { food += expf(logits[i] - m) }
+        return total > 0 ? food / total : 0
+    }
+}
+
+/// Recognises foods in an upright photo: one backbone pass at 224×224 over the whole photo gives the embedding
+/// (→ food head → labels) and the 7×7×1280 feature map; the head applied at every cell of that map (a class
+/// activation map — exact, because the head is linear and the embedding is the mean of the cells) gives a
+/// per-cell food distribution, whose connected regions become boxes.
+public final class FoodRecognizer: @unchecked Sendable {
+    public let backbone: EfficientNetLite0
+    public let head: SoftmaxHead
+    public private(set) var matcher: PrototypeMatcher
+    public let calibration: RecognitionCalibration
+    public let displays: [String: LabelDisplay]
+    /// Head weights with the feature standardisation `(x - mean) * scale` folded in: logit_c(x) = Σ_k w'[c,k]·x_k + b'_c.
+    private let foldedWeights: [Float]
+    private let foldedBias: [Float]
+
+    public static let inputSize = 224
+
+    public init(backbone: EfficientNetLite0, head: SoftmaxHead, matcher: PrototypeMatcher? = nil,
+                calibration: RecognitionCalibration = .init(), displays: [String: LabelDisplay] = [:]) {
+        self.backbone = backbone
+        self.head = head
+        self.calibration = calibration
+        self.displays = displays
+        var m = matcher ?? PrototypeMatcher(dimension: head.dimension, threshold: calibration.matcherThreshold)
+        m.threshold = calibration.matcherThreshold
+        self.matcher = m
+        let c = head.classes.count, d = head.dimension
+        var w = [Float](repeating: 0, count: c * d), b = head.bias
+        for i in 0..<c {
+            var shift: Float = 0
+            for k in 0..<d {
+                let wk = head.weights[i * d + k] * head.featureScale[k]
+                w[i * d + k] = wk
+                shift += wk * head.featureMean[k]
+            }
+            b[i] -= shift
+        }
+        foldedWeights = w
+        foldedBias = b
+    }
+
+    /// Loads `models/efficientnet-lite0`, `models/food-head/head.json` (+ `calibration.json`) and the user's
+    /// learned foods (`<user data>/learned-foods.json`) when present.
+    public static func load(modelsDirectory: String, userDataDirectory: String?, displays: [String: LabelDisplay]) throws -> FoodRecognizer {
+        let backbone = try EfficientNetLite0(modelDirectory: modelsDirectory + "/efficientnet-lite0")
+        let head = try SoftmaxHead.load(from: modelsDirectory + "/food-head/head.json")
+        var calibration = RecognitionCalibration()
+        let calPath = modelsDirectory + "/food-head/calibration.json"
+        if let data = FileManager.default.contents(atPath: calPath) {
+            calibration = try JSONDecoder().decode(RecognitionCalibration.self, from: data)
+        }
+        var matcher: PrototypeMatcher?
+        if let dir = userDataDirectory, FileManager.default.fileExists(atPath: dir + "/learned-foods.json") {
+            matcher = try PrototypeMatcher.load(from: dir + "/learned-foods.json")
+        }
+        return FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, displays: displays)
+    }
+
+    public func display(_ label: String) -> LabelDisplay { displays[label] ?? .fallback(label) }
+
+    /// The whole photo as the network sees it.
+    public static func preprocess(_ image: RGBImage) -> FloatImage {
+        ImageResampler.tensor(from: image, mode: .stretch, size: inputSize, normalization: .efficientNetLite)
+    }
+
+    /// The photo and its mirror image: the embedding used for labels is the mean of the two (test-time
+    /// augmentation; +TTA measured in README), the feature map for boxes comes from the unmirrored view.
+    public static func preprocessWithMirror(_ image: RGBImage) -> [FloatImage] {
+        let plain = preprocess(image)
+        var mirrored = plain
+        let s = inputSize
+        plain.values.withUnsafeBufferPointer { src in
+            mirrored.values.withUnsafeMutableBufferPointer { dst in
+                for y in 0..<s {
+                    for x in 0..<s {
+                        let a = (y * s + x) * 3, b = (y * s + (s - 1 - x)) * 3
+                        dst[b] = src[a]; dst[b + 1] = src[a + 1]; dst[b + 2] = src[a + 2]
+                    }
+                }
+            }
+        }
+        return [plain, mirrored]
+    }
+
+    /// The whole-photo embedding (mean over the photo and its mirror image) and food-context mass, as
+    /// `recognize` uses them.
+    public func embed(_ image: RGBImage) throws -> (embedding: [Float], foodContext: Float) {
+        let outs = try backbone.forward(Self.preprocessWithMirror(image))
+        return (Self.mean(outs[0].embedding, outs[1].embedding), FoodContext.mass(logits: Self.mean(outs[0].logits, outs[1].logits)))
+    }
+
+    static func mean(_ a: [Float], _ b: [Float]) -> [Float] {
+        var out = a
+        for i in out.indices { out[i] = (a[i] + b[i]) * 0.5 }
+        return out
+    }
+
+    public func recognize(_ image: RGBImage) throws -> Recognition {
+        var timings: [String: Double] = [:]
+        var t = ContinuousClock.now
+        func lap(_ name: String) {
+            let now = ContinuousClock.now
+            timings[name] = PhotoDecoder.milliseconds(now - t)
+            t = now
+        }
+        let inputs = Self.preprocessWithMirror(image)
+        let localSize = calibration.localisationSize
+        let localInput = localSize > Self.inputSize
+            ? ImageResampler.tensor(from: image, mode: .stretch, size: localSize, normalization: .efficientNetLite) : nil
+        lap("preprocess")
+        let outs = try backbone.forward(inputs, includeFeatureMap: localInput == nil)
+        guard outs.count == 2 else { throw FoodVisionError.invalidInput(reason: "backbone returned nothing") }
+        lap("backbone")
+        var localMap = outs[0].featureMap
+        if let localInput { localMap = try backbone.forward([localInput], includeFeatureMap: true).first?.featureMap }
+        guard let map = localMap else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
+        lap("backbone_local")
+        let embedding = Self.mean(outs[0].embedding, outs[1].embedding)
+        let foodMass = FoodContext.mass(logits: Self.mean(outs[0].logits, outs[1].logits))
+        let top = try head.predict(embedding)
+        let learned = matcher.labels.isEmpty ? nil : try matcher.match(embedding)
+        lap("head")
+        var foods: [DetectedFood] = []
+        var unknown = false
+        if let learned, let label = learned.label, learned.similarity >= calibration.matcherThreshold,
+           top.first.map({ $0.probability < 0.9 }) ?? true {
+            let d = display(label)
+            foods = [DetectedFood(label: label, name: d.name, nameZh: d.nameZh, emoji: d.emoji, color: d.color,
+                                  confidence: Double(learned.similarity), box: .whole, grams: d.portionGrams,
+                                  gramsSource: "default_portion", source: "learned")]
+        } else if foodMass >= calibration.foodContextThreshold {
+            // A confident whole-photo label, or (a shared plate) confident regions of the map.
+            let confident = (top.first?.probability ?? 0) >= calibration.unknownThreshold
+            foods = localise(map: map, global: top, includeBest: confident)
+            unknown = foods.isEmpty
+        } else {
+            unknown = true
+        }
+        lap("localise")
+        return Recognition(foods: foods, unknown: unknown, top: Array(top.prefix(5)), timings: timings)
+    }
+
+    /// Class activation maps → boxes. For every candidate label (the best one, plus others that are probable for
+    /// the whole photo and win cells of the map), its per-cell logit map is upsampled 4× (bilinear), each fine
+    /// cell goes to the candidate with the highest normalised activation, and a label's box is the bounding box of
+    /// its largest connected region above `cellThreshold` of its activation range.
+    func localise(map: FloatImage, global: [LabelScore], includeBest: Bool = true) -> [DetectedFood] {
+        let gh = map.height, gw = map.width, d = map.channels, c = head.classes.count
+        let cells = gh * gw
+        // Per-cell logits for every class.
+        var logits = [Float](repeating: 0, count: cells * c)
+        foldedWeights.withUnsafeBufferPointer { w in
+            map.values.withUnsafeBufferPointer { f in
+                logits.withUnsafeMutableBufferPointer { out in
+                    for cell in 0..<cells {
+                        let x = f.baseAddress! + cell * d
+                        for i in 0..<c {
+                            let row = w.baseAddress! + i * d
+                            var acc: Float = 0
+                            for k in 0..<d { acc += row[k] * x[k] }
+                            out[cell * c + i] = acc + foldedBias[i]
+                        }
+                    }
+                }
+            }
+        }
+        let classIndex = Dictionary(uniqueKeysWithValues: head.classes.enumerated().map { ($1, $0) })
+        // Cells each class wins outright (per-cell softmax argmax above 0.35), and how sure it is there.
+        var wins = [Int](repeating: 0, count: c)
+        var winProbability = [Float](repeating: 0, count: c)
+        for cell in 0..<cells {
+            var best = 0, maxLogit = -Float.infinity
+            for i in 0..<c where logits[cell * c + i] > maxLogit { maxLogit = logits[cell * c + i]; best = i }
+            var sum: Float = 0
+            for i in 0..<c { sum += expf(logits[cell * c + i] - maxLogit) }
+            if 1 / sum >= 0.35 { wins[best] += 1; winProbability[best] += 1 / sum }
+        }
+        // Candidates: the best whole-photo label; labels probable for the whole photo that also win cells; and
+        // labels that win a sizeable, confident part of the map on their own (the items of a shared plate).
+        // A dominant whole-photo label means one food: no region-only candidates then.
+        let minLocalWins = max(2, cells / 20)
+        var candidates: [(index: Int, probability: Float)] = []
+        for (rank, g) in global.enumerated() {
+            guard let i = classIndex[g.label] else { continue }
+            if (rank == 0 && includeBest) || (g.probability >= calibration.candidateThreshold && wins[i] >= 2) {
+                candidates.append((i, g.probability))
+            }
+        }
+        let dominant = includeBest && (global.first?.probability ?? 0) >= 0.6
+        if !dominant {
+            for i in 0..<c where wins[i] >= minLocalWins && !candidates.contains(where: { $0.index == i }) {
+                let mean = winProbability[i] / Float(wins[i])
+                if mean >= 0.6 { candidates.append((i, mean * min(1, Float(wins[i]) / Float(2 * minLocalWins)))) }
+            }
+        }
+        guard !candidates.isEmpty else { return [] }
+        let first = includeBest ? [candidates[0]] : []
+        candidates = Array((first + candidates.dropFirst(first.count).sorted { $0.probability > $1.probability }).prefix(6))
+        // Upsampled, range-normalised activation of each candidate.
+        let scale = 4, fh = gh * scale, fw = gw * scale
+        var maps: [[Float]] = []
+        for (i, _) in candidates {
+            var fine = [Float](repeating: 0, count: fh * fw)
+            for fy in 0..<fh {
+                let v = min(max((Float(fy) + 0.5) / Float(scale) - 0.5, 0), Float(gh - 1))
+                let y0 = Int(v), y1 = min(y0 + 1, gh - 1), ty = v - Float(y0)
+                for fx in 0..<fw {
+                    let u = min(max((Float(fx) + 0.5) / Float(scale) - 0.5, 0), Float(gw - 1))
+                    let x0 = Int(u), x1 = min(x0 + 1, gw - 1), tx = u - Float(x0)
+                    func at(_ y: Int, _ x: Int) -> Float { logits[(y * gw + x) * c + i] }
+                    let top = at(y0, x0) * (1 - tx) + at(y0, x1) * tx
+                    let bottom = at(y1, x0) * (1 - tx) + at(y1, x1) * tx
+                    fine[fy * fw + fx] = top * (1 - ty) + bottom * ty
+                }
+            }
+            let lo = fine.min() ?? 0, hi = fine.max() ?? 1
+            let range = max(hi - lo, 1e-6)
+            maps.append(fine.map { ($0 - lo) / range })
+        }
+        var owner = [Int](repeating: -1, count: fh * fw)
+        for p in 0..<(fh * fw) {
+            var best = -1, bestValue = calibration.cellThreshold
+            for k in maps.indices where maps[k][p] >= bestValue { best = k; bestValue = maps[k][p] }
+            owner[p] = best
+        }
+        var foods: [DetectedFood] = []
+        var seen = [Bool](repeating: false, count: fh * fw)
+        var largest = [[Int]](repeating: [], count: maps.count)
+        for start in 0..<(fh * fw) where owner[start] >= 0 && !seen[start] {
+            var stack = [start], members: [Int] = []
+            seen[start] = true
+            while let p = stack.popLast() {
+                members.append(p)
+                let y = p / fw, x = p % fw
+                for (dy, dx) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
+                    let ny = y + dy, nx = x + dx
+                    guard ny >= 0, ny < fh, nx >= 0, nx < fw else { continue }
+                    let n = ny * fw + nx
+                    if !seen[n] && owner[n] == owner[start] { seen[n] = true; stack.append(n) }
+                }
+            }
+            if members.count > largest[owner[start]].count { largest[owner[start]] = members }
+        }
+        let present = largest.indices.filter { !largest[$0].isEmpty && (largest[$0].count >= scale * scale || $0 == 0) }
+        for k in present {
+            let region = largest[k]
+            let ys = region.map { $0 / fw }, xs = region.map { $0 % fw }
+            let box = NormalizedBox(x: Double(xs.min()!) / Double(fw), y: Double(ys.min()!) / Double(fh),
+                                    w: Double(xs.max()! - xs.min()! + 1) / Double(fw), h: Double(ys.max()! - ys.min()! + 1) / Double(fh))
+            let label = head.classes[candidates[k].index]
+            let disp = display(label)
+            let (grams, source) = GramsEstimator.estimate(portionGrams: disp.portionGrams, box: box, multipleFoods: present.count > 1)
+            foods.append(DetectedFood(label: label, name: disp.name, nameZh: disp.nameZh, emoji: disp.emoji, color: disp.color,
+                                      confidence: (Double(candidates[k].probability) * 1000).rounded() / 1000, box: box,
+                                      grams: grams, gramsSource: source, source: "model"))
+        }
+        return foods.sorted { $0.confidence > $1.confidence }
+    }
+
+    /// Adds a user-taught food from a few photos' embeddings and returns the updated matcher (callers persist it).
+    public func learn(label: String, embeddings: [[Float]]) throws -> PrototypeMatcher {
+        try matcher.add(label: label, examples: embeddings)
+        return matcher
+    }
+}
+
+/// Grams from the label's household portion, scaled by the food's share of a shared plate.
+public enum GramsEstimator {
+    /// A food alone in the photo is one household portion; on a shared plate, its box area relative to a typical
+    /// single-dish share (0.2 of the photo) scales that portion, within 0.4× … 2.5×.
+    public static func estimate(portionGrams: Double, box: NormalizedBox, multipleFoods: Bool) -> (Double, String) {
+        guard multipleFoods else { return (portionGrams.rounded(), "default_portion") }
+        let factor = min(2.5, max(0.4, box.area / 0.2))
+        return ((portionGrams * factor).rounded(), "box_area")
+    }
+}

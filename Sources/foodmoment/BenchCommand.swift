@@ -1,0 +1,284 @@
+import ArgumentParser
+import FoodCore
+import FoodVision
+import Foundation
+
+/// `foodmoment bench`: times the backbone on one thread and compares with onnxruntime on the same input.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Time the EfficientNet-Lite0 forward pass (224x224, one thread) against onnxruntime.",
+        discussion: """
+        Prints a machine header (CPU, cores, build configuration, FOODMOMENT_TARGET_CPU as seen at run time, the GEMM kernel picked), then p50/p95/min of FoodMoment's forward pass after a warm-up, then runs tools/onnx/ort_bench.py (the same network exported to ONNX, onnxruntime with 1 intra-op thread, same input) when python3 with onnx and onnxruntime is available, and the ratios ours / onnxruntime (lower is faster). On a shared machine compare the ratio of minimums too: it is the least disturbed by other processes.
+
+        Build in release first; debug timings are meaningless and refused unless --allow-debug. The default build is portable (SSE2 on x86-64); FOODMOMENT_TARGET_CPU=native at build time compiles for this CPU (AVX-512 here):
+          swift build -c release --product foodmoment
+          FOODMOMENT_TARGET_CPU=native swift build -c release --product foodmoment --scratch-path .build-native
+
+        Examples:
+          .build/release/foodmoment bench
+          .build/release/foodmoment bench --runs 100 --json
+          .build/release/foodmoment bench --skip-onnxruntime --batch 4
+
+        FOODMOMENT_GEMM_KERNEL=tile8x32|tile8x32fma|tile6x16|tile6x8 skips the kernel measurement and uses that one.
+
+        Exit codes: 0 measured, 1 the model could not be loaded or this is a debug build, 2 usage error.
+        """
+    )
+
+    @Option(help: "Model directory.")
+    var model = "models/efficientnet-lite0"
+
+    @Option(help: "Folder with efficientnet_lite0.safetensors and reference/ (input_224.f32, logits.f32).")
+    var weights = "../shared/data/weights"
+
+    @Option(help: "The onnxruntime script.")
+    var ortScript = "tools/onnx/ort_bench.py"
+
+    @Option(help: "Python interpreter for the onnxruntime comparison.")
+    var python = "python3"
+
+    @Option(help: "Timed runs (at least 30).")
+    var runs = 50
+
+    @Option(help: "Untimed warm-up runs.")
+    var warmup = 10
+
+    @Option(help: "Images per forward pass (the onnxruntime comparison always uses 1).")
+    var batch = 1
+
+    @Flag(help: "Also print where the time goes, per kind of layer (each kind's fastest run).")
+    var layers = false
+
+    @Flag(help: "With --layers: one line per layer instead of per kind.")
+    var perLayer = false
+
+    @Option(help: "Only time the GEMM kernels on an M,K,N product (e.g. 784,512,512) and print GFLOP/s.")
+    var gemm: String?
+
+    @Flag(help: "Do not run the onnxruntime comparison.")
+    var skipOnnxruntime = false
+
+    @Flag(help: "Time a debug build anyway.")
+    var allowDebug = false
+
+    @Flag(help: "Print one JSON document on stdout.")
+    var json = false
+
+    func validate() throws {
+        if runs < 30 { throw ValidationError("--runs must be at least 30 for a stable p95") }
+        if warmup < 0 { throw ValidationError("--warmup must be 0 or more") }
+        if batch < 1 { throw ValidationError("--batch must be at least 1") }
+    }
+
+    func run() async throws {
+        let machine = MachineInfo.current()
+        if machine.build == "debug" && !allowDebug {
+            Output.note("error: this is a debug build; timings would be meaningless. Build with `swift build -c release --product foodmoment` (or pass --allow-debug).")
+            throw ExitCode(1)
+        }
+        if let gemm {
+            let dims = gemm.split(separator: ",").compactMap { Int($0) }
+            guard dims.count == 3, dims.allSatisfy({ $0 > 0 }) else { throw ValidationError("--gemm takes M,K,N, e.g. 784,512,512") }
+            print(machine.header)
+            for kernel in GemmKernel.allCases {
+                let rate = kernel.measureGFLOPS(m: dims[0], k: dims[1], n: dims[2], runs: runs)
+                print(Output.pad(kernel.rawValue, 14) + String(format: "%8.1f GFLOP/s (best of %d)", rate, runs))
+            }
+            return
+        }
+        let network: EfficientNetLite0
+        do { network = try EfficientNetLite0(modelDirectory: model) } catch {
+            Output.note("error: \(error.description)")
+            throw ExitCode(1)
+        }
+        let referenceDir = (weights as NSString).appendingPathComponent("reference")
+        let inputPath = (referenceDir as NSString).appendingPathComponent("input_224.f32")
+        let logitsPath = (referenceDir as NSString).appendingPathComponent("logits.f32")
+        var input: [Float]
+        var inputSource: String
+        if let data = FileManager.default.contents(atPath: inputPath), data.count == 224 * 224 * 3 * 4 {
+            input = floats(data)
+            inputSource = inputPath
+        } else {
+            var state: UInt32 = 12345
+            input = (0..<(224 * 224 * 3)).map { _ in
+                state = state &* 1_664_525 &+ 1_013_904_223
+                return Float(state >> 8) / Float(1 << 24) * 2 - 1
+            }
+            inputSource = "pseudo-random (reference input not found at \(inputPath))"
+            Output.note("note: \(inputSource)")
+        }
+        let image = FloatImage(width: 224, height: 224, channels: 3, values: input)
+        let images = [FloatImage](repeating: image, count: batch)
+
+        var parity: Parity?
+        let first = try network.forward([image])[0]
+        if let data = FileManager.default.contents(atPath: logitsPath), data.count == 4000, inputSource == inputPath {
+            let ref = floats(data)
+            let diff = zip(first.logits, ref).reduce(Float(0)) { max($0, abs($1.0 - $1.1)) }
+            let ours5 = network.topClasses(logits: first.logits, k: 5).map(\.index)
+            let ref5 = Array(ref.indices.sorted { ref[$0] > ref[$1] }.prefix(5))
+            parity = Parity(maxAbsLogitDiff: diff, top5: ours5, top5MatchesReference: ours5 == ref5)
+        }
+
+        for _ in 0..<warmup { _ = try network.forward(images) }
+        var times = [Double]()
+        let clock = ContinuousClock()
+        for _ in 0..<runs {
+            let d = try clock.measure { _ = try network.forward(images) }
+            times.append(Double(d.components.seconds) * 1e3 + Double(d.components.attoseconds) / 1e15)
+        }
+        times.sort()
+        let ours = Timing(runs: runs, warmup: warmup, batch: batch, p50Ms: percentile(times, 0.5), p95Ms: percentile(times, 0.95),
+                          minMs: times[0], perImageP50Ms: percentile(times, 0.5) / Double(batch), input: inputSource,
+                          parity: parity)
+
+        var layerProfile: [LayerProfile]?
+        if layers { layerProfile = try network.profile(image, runs: runs, perLayer: perLayer) }
+
+        var ort: OrtResult?
+        var ortNote: String?
+        if skipOnnxruntime {
+            ortNote = "skipped (--skip-onnxruntime)"
+        } else {
+            (ort, ortNote) = runOnnxruntime(referenceDir: referenceDir)
+        }
+        let ratio = ort.map { ours.perImageP50Ms / $0.median_ms }
+        let ratioOfMinimums = ort.map { ours.minMs / Double(batch) / $0.min_ms }
+        let report = BenchReport(machine: machine, foodmoment: ours, layers: layerProfile, onnxruntime: ort, onnxruntimeNote: ortNote,
+                                 ratio: ratio, ratioOfMinimums: ratioOfMinimums)
+        if json {
+            print(try Output.json(report))
+        } else {
+            printText(report)
+        }
+    }
+
+    func runOnnxruntime(referenceDir: String) -> (OrtResult?, String?) {
+        let safetensors = (weights as NSString).appendingPathComponent("efficientnet_lite0.safetensors")
+        for (path, what) in [(ortScript, "onnxruntime script"), (safetensors, "safetensors weights"),
+                             ((referenceDir as NSString).appendingPathComponent("input_224.f32"), "reference input")]
+        where !FileManager.default.fileExists(atPath: path) {
+            return (nil, "not run: \(what) not found at \(path)")
+        }
+        let check = runProcess([python, "-c", "import onnx, onnxruntime"])
+        guard check.status == 0 else {
+            return (nil, "not run: \(python) with onnx and onnxruntime is not available (pip install onnx onnxruntime)")
+        }
+        let result = runProcess([python, ortScript, "--safetensors", safetensors,
+                                 "--input", (referenceDir as NSString).appendingPathComponent("input_224.f32"),
+                                 "--reference", (referenceDir as NSString).appendingPathComponent("logits.f32"),
+                                 "--runs", String(runs), "--warmup", String(warmup)])
+        guard result.status == 0, let line = result.stdout.split(separator: "\n").last,
+              let parsed = try? JSONDecoder().decode(OrtResult.self, from: Data(line.utf8)) else {
+            return (nil, "failed (exit \(result.status)): \(result.stderr.suffix(400))")
+        }
+        return (parsed, nil)
+    }
+
+    func printText(_ r: BenchReport) {
+        let m = r.machine
+        print("machine     \(m.cpu), \(m.cores) cores")
+        print("build       \(m.build), GEMM kernel \(m.gemmKernel)")
+        print("target cpu  \(m.targetCPU)")
+        let o = r.foodmoment
+        print("input       \(o.input)")
+        print("")
+        print(Output.pad("engine", 14) + Output.padLeft("p50 ms", 9) + Output.padLeft("p95 ms", 9) + Output.padLeft("min ms", 9) + "  notes")
+        var notes = "batch \(o.batch), \(o.runs) runs after \(o.warmup) warm-up, 1 thread"
+        if o.batch > 1 { notes += String(format: ", %.3f ms/image", o.perImageP50Ms) }
+        if let p = o.parity { notes += String(format: "; max |logit diff| %.2e, top-5 %@", p.maxAbsLogitDiff, p.top5MatchesReference ? "matches" : "DIFFERS") }
+        print(Output.pad("foodmoment", 14) + fmt(o.p50Ms) + fmt(o.p95Ms) + fmt(o.minMs) + "  " + notes)
+        if let ort = r.onnxruntime {
+            print(Output.pad("onnxruntime", 14) + fmt(ort.median_ms) + fmt(ort.p95_ms) + fmt(ort.min_ms) +
+                  String(format: "  %@, 1 intra-op thread; max |logit diff| %.2e, top-5 %@", ort.version, ort.max_abs_logit_diff,
+                         ort.top5_matches_reference ? "matches" : "DIFFERS"))
+        } else {
+            print(Output.pad("onnxruntime", 14) + "  " + (r.onnxruntimeNote ?? "not run"))
+        }
+        if let layers = r.layers {
+            print("")
+            print(Output.pad("layer", 28) + Output.padLeft("ms", 9) + Output.padLeft("MMAC", 9) + Output.padLeft("GFLOP/s", 9))
+            for l in layers {
+                print(Output.pad(l.kind, 28) + fmt(l.milliseconds) + Output.padLeft(String(format: "%.1f", Double(l.multiplyAdds) / 1e6), 9)
+                      + Output.padLeft(String(format: "%.1f", l.gflops), 9))
+            }
+        }
+        if let ratio = r.ratio {
+            print("")
+            print(String(format: "ratio foodmoment / onnxruntime (p50 per image): %.2f", ratio))
+            if let m = r.ratioOfMinimums { print(String(format: "ratio foodmoment / onnxruntime (min per image): %.2f", m)) }
+        }
+    }
+
+    func fmt(_ v: Double) -> String { Output.padLeft(String(format: "%.3f", v), 9) }
+}
+
+func percentile(_ sorted: [Double], _ q: Double) -> Double {
+    sorted[min(sorted.count - 1, Int((Double(sorted.count) * q).rounded(.down)))]
+}
+
+private func floats(_ data: Data) -> [Float] {
+    let count = data.count / 4
+    var out = [Float](repeating: 0, count: count)
+    out.withUnsafeMutableBytes { dst in data.withUnsafeBytes { dst.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<(count * 4)])) } }
+    return out
+}
+
+private func runProcess(_ argv: [String]) -> (status: Int32, stdout: String, stderr: String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    p.arguments = argv
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    do { try p.run() } catch { return (127, "", "\(error)") }
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+}
+
+struct Parity: Encodable {
+    var maxAbsLogitDiff: Float
+    var top5: [Int]
+    var top5MatchesReference: Bool
+}
+
+struct Timing: Encodable {
+    var runs: Int
+    var warmup: Int
+    var batch: Int
+    var p50Ms: Double
+    var p95Ms: Double
+    var minMs: Double
+    var perImageP50Ms: Double
+    var input: String
+    var parity: Parity?
+}
+
+struct OrtResult: Codable {
+    var engine: String
+    var version: String
+    var threads: Int
+    var runs: Int
+    var median_ms: Double
+    var p95_ms: Double
+    var min_ms: Double
+    var max_abs_logit_diff: Double
+    var top5: [Int]
+    var top5_matches_reference: Bool
+}
+
+struct BenchReport: Encodable {
+    var machine: MachineInfo
+    var foodmoment: Timing
+    var layers: [LayerProfile]?
+    var onnxruntime: OrtResult?
+    var onnxruntimeNote: String?
+    /// FoodMoment p50 per image / onnxruntime p50.
+    var ratio: Double?
+    /// FoodMoment fastest run per image / onnxruntime fastest run.
+    var ratioOfMinimums: Double?
+}

@@ -1,0 +1,202 @@
+import ArgumentParser
+import FoodCore
+import FoodVision
+import Foundation
+import Nutrition
+import Pipeline
+
+/// Loads one recognizer per thread (the backbone keeps a per-instance arena).
+func loadRecognizers(threads: Int, models: String?) throws -> [FoodRecognizer] {
+    let dir = models ?? ResourceLocator.modelsDirectory()
+    let db = try? NutritionDatabase.load(directory: NutritionDatabase.defaultDirectory())
+    return try (0..<max(1, threads)).map { _ in
+        try FoodRecognizer.load(modelsDirectory: dir, userDataDirectory: nil, displays: MealAnalyzer.displays(from: db))
+    }
+}
+
+struct EvalCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "eval",
+        abstract: "Top-1/top-5 accuracy per label on a folder of <label>/ subfolders.",
+        discussion: """
+        Classifies every photo (whole photo, as `analyze` sees it) with the food head and prints accuracy per
+        label, per group (dishes vs produce), the worst labels, the most frequent confusions, and how many photos
+        the unknown/not-food threshold would reject.
+
+        Examples:
+          foodmoment eval --data ../shared/data/images/dev
+          foodmoment eval --data ../shared/data/images/dev --json > eval.json
+        """
+    )
+
+    @Option(help: "Folder with one subfolder of photos per label.") var data: String
+    @Option(help: "Threads.") var threads = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: "Models folder.") var models: String?
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let samples = try TrainingSet.folders(data)
+        let recognizers = try loadRecognizers(threads: threads, models: models)
+        let progress = ProgressLine(total: samples.count)
+        let report = ClassificationEvaluator(recognizers: recognizers)
+            .evaluate(samples, calibration: recognizers[0].calibration) { _, _ in progress.advance("eval") }
+        progress.finish()
+        if json { print(try Output.json(report)); return }
+        print(String(format: "%d photos (%d failed to decode): top-1 %.1f %%, top-5 %.1f %%", report.photos, report.failures,
+                     report.top1 * 100, report.top5 * 100))
+        for g in report.top1ByGroup.keys.sorted() {
+            print(String(format: "  %-8@ top-1 %.1f %%, top-5 %.1f %%", g, report.top1ByGroup[g]! * 100, report.top5ByGroup[g]! * 100))
+        }
+        print(String(format: "  rejected as unknown at threshold %.2f: %.1f %% of these food photos", report.unknownThreshold, report.rejectedRate * 100))
+        print("\nlabel                    group    n   top-1  top-5  most confused with")
+        for r in report.labels {
+            print(Output.pad(r.label, 24) + " " + Output.pad(r.group, 7) + Output.padLeft("\(r.count)", 4)
+                  + Output.padLeft(String(format: "%.0f%%", r.top1 * 100), 8) + Output.padLeft(String(format: "%.0f%%", r.top5 * 100), 7)
+                  + "  " + (r.mostConfusedWith ?? ""))
+        }
+        print("\nworst five: " + report.labels.sorted { $0.top1 < $1.top1 || ($0.top1 == $1.top1 && $0.label < $1.label) }
+            .prefix(5).map { String(format: "%@ %.0f%%", $0.label, $0.top1 * 100) }.joined(separator: ", "))
+        print("most frequent confusions: " + report.confusions.prefix(8).map { "\($0.truth)→\($0.predicted) ×\($0.count)" }.joined(separator: ", "))
+    }
+}
+
+struct CalibrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "calibrate",
+        abstract: "Choose the unknown/not-food threshold from food photos and non-food photos.",
+        discussion: """
+        The threshold on the head's best probability is set so that at most --max-food-rejected of the food
+        photos under --dev are rejected; the command then reports how many --not-food photos it rejects, and
+        writes models/food-head/calibration.json. Synthetic non-food images (noise, flat colours, gradients,
+        stripes, checkerboards) are added to --not-food unless --no-synthetic.
+
+        Example:
+          foodmoment calibrate --dev ../shared/data/images/dev --not-food ../shared/data/barcodes
+        """
+    )
+
+    @Option(help: "Folder of <label>/ food photos.") var dev: String
+    @Option(help: "Folders of photos that show no food.") var notFood: [String] = []
+    @Option(help: "Largest share of food photos that may be rejected.") var maxFoodRejected = 0.05
+    @Flag(help: "Do not add synthetic non-food images.") var noSynthetic = false
+    @Option(help: "Threads.") var threads = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: "Models folder.") var models: String?
+    @Flag(help: "Report only; do not write calibration.json.") var dryRun = false
+
+    func run() async throws {
+        let recognizers = try loadRecognizers(threads: threads, models: models)
+        let evaluator = ClassificationEvaluator(recognizers: recognizers)
+        let food = evaluator.scores(try TrainingSet.folders(dev)).compactMap { $0 }.map { ($0.ranked.first?.probability ?? 0, $0.foodContext) }
+        let negatives = FileWalker().expand(notFood).compactMap { item -> TrainingSample? in
+            if case .photo(let p) = item { return TrainingSample(path: p, label: "not_food") } else { return nil }
+        }
+        var notFoodScores = evaluator.scores(negatives).compactMap { $0 }.map { ($0.ranked.first?.probability ?? 0, $0.foodContext) }
+        if !noSynthetic {
+            for image in SyntheticImages.all() {
+                let e = try recognizers[0].embed(image)
+                notFoodScores.append((try recognizers[0].head.predict(e.embedding).first?.probability ?? 0, e.foodContext))
+            }
+        }
+        guard !food.isEmpty else { throw ValidationError("no food photos decoded under \(dev)") }
+        // Two thresholds (head probability, food-context mass): over a grid of food-context thresholds, the head
+        // threshold is the largest that keeps the food photos rejected within budget; keep the pair that rejects
+        // the most non-food images.
+        func rejected(_ xs: [(Float, Float)], _ th: Float, _ tf: Float) -> Int { xs.filter { $0.0 < th || $0.1 < tf }.count }
+        let budget = Int((Double(food.count) * maxFoodRejected).rounded(.down))
+        var best: (th: Float, tf: Float, neg: Int) = (0, 0, -1)
+        let contextCandidates = [Float(0)] + food.map(\.1).sorted().prefix(budget + 1)
+        for tf in contextCandidates {
+            let remaining = food.filter { $0.1 >= tf }.map(\.0).sorted()
+            let allowed = budget - (food.count - remaining.count)
+            guard allowed >= 0 else { continue }
+            let th = allowed < remaining.count ? remaining[allowed] : 1
+            let neg = rejected(notFoodScores, th, tf)
+            if neg > best.neg { best = (th, tf, neg) }
+        }
+        let threshold = best.th, contextThreshold = best.tf
+        let foodRejected = Double(rejected(food, threshold, contextThreshold)) / Double(food.count)
+        let notFoodRejected = notFoodScores.isEmpty ? 0 : Double(rejected(notFoodScores, threshold, contextThreshold)) / Double(notFoodScores.count)
+        print(String(format: "head threshold %.3f, food-context threshold %.4f: rejects %.1f %% of %d food photos and %.1f %% of %d non-food images",
+                     threshold, contextThreshold, foodRejected * 100, food.count, notFoodRejected * 100, notFoodScores.count))
+        let headOnly = Double(rejected(notFoodScores, food.map(\.0).sorted()[min(budget, food.count - 1)], 0)) / Double(max(1, notFoodScores.count))
+        print(String(format: "(head probability alone at the same food budget would reject %.1f %% of the non-food images)", headOnly * 100))
+        guard !dryRun else { return }
+        let dir = (models ?? ResourceLocator.modelsDirectory()) + "/food-head"
+        var cal = recognizers[0].calibration
+        cal.unknownThreshold = threshold
+        cal.foodContextThreshold = contextThreshold
+        cal.note = String(format: "foodmoment calibrate: %.1f%% of %d dev food photos rejected, %.1f%% of %d non-food images rejected",
+                          foodRejected * 100, food.count, notFoodRejected * 100, notFoodScores.count)
+        try Output.json(cal).write(toFile: dir + "/calibration.json", atomically: true, encoding: .utf8)
+        print("wrote \(dir)/calibration.json")
+    }
+}
+
+/// Generated images that show no food: the easy negatives every food detector must reject.
+enum SyntheticImages {
+    static func all() -> [RGBImage] {
+        var rng = SystemRandomNumberGenerator()
+        var out: [RGBImage] = []
+        for seed in 0..<40 {
+            var img = RGBImage(width: 256, height: 192)
+            let kind = seed % 5
+            let c1 = (UInt8(truncatingIfNeeded: seed * 53), UInt8(truncatingIfNeeded: seed * 97), UInt8(truncatingIfNeeded: seed * 29))
+            for y in 0..<192 {
+                for x in 0..<256 {
+                    switch kind {
+                    case 0: img[x, y] = (UInt8.random(in: 0...255, using: &rng), UInt8.random(in: 0...255, using: &rng), UInt8.random(in: 0...255, using: &rng))
+                    case 1: img[x, y] = c1
+                    case 2: img[x, y] = (UInt8(x), UInt8(y), c1.2)
+                    case 3: img[x, y] = (x / (4 + seed % 7)) % 2 == 0 ? (20, 20, 20) : (235, 235, 235)
+                    default: img[x, y] = ((x / 16 + y / 16) % 2 == 0) ? c1 : (255 &- c1.0, 255 &- c1.1, 255 &- c1.2)
+                    }
+                }
+            }
+            out.append(img)
+        }
+        return out
+    }
+}
+
+struct EvalDetectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "eval-detect",
+        abstract: "mAP@0.5 of the food boxes, and grams error where grams are known, on detection JSON-lines files.",
+        discussion: """
+        Runs `analyze`'s recognition on every image of the files (format of ../shared/data/detection) and reports
+        per subset: SOHL plates held out of training vs trained on, ECUSTFD train/dev, fruit scenes.
+
+        Examples:
+          foodmoment eval-detect --data ../shared/data/detection/sohl.jsonl
+          foodmoment eval-detect --data ../shared/data/detection/ecustfd.jsonl --json
+        """
+    )
+
+    @Option(help: "Detection JSON-lines files.") var data: [String]
+    @Option(help: "Threads.") var threads = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: "Models folder.") var models: String?
+    @Flag(help: "Print JSON.") var json = false
+
+    func validate() throws {
+        if data.isEmpty { throw ValidationError("give at least one --data FILE.jsonl") }
+        for d in data where !FileManager.default.fileExists(atPath: d) { throw ValidationError("no such file: \(d)") }
+    }
+
+    func run() async throws {
+        var records: [DetectionRecord] = []
+        for d in data { records += try DetectionRecord.load(jsonl: d) }
+        let recognizers = try loadRecognizers(threads: threads, models: models)
+        let progress = ProgressLine(total: records.count)
+        let report = DetectionEvaluator(recognizers: recognizers).evaluate(records) { _, _ in progress.advance("eval-detect") }
+        progress.finish()
+        if json { print(try Output.json(report)); return }
+        for f in report.failures.prefix(10) { Output.note("note: could not analyse \(f)") }
+        if report.failures.count > 10 { Output.note("note: … and \(report.failures.count - 10) more") }
+        print("subset                        images  boxes  mAP@0.5  grams MAE")
+        for s in report.subsets {
+            let grams = s.gramsMAEPercent.map { String(format: "%.1f %% (%d)", $0, s.gramsCount) } ?? "—"
+            print(Output.pad(s.name, 30) + Output.padLeft("\(s.images)", 6) + Output.padLeft("\(s.boxes)", 7)
+                  + Output.padLeft(String(format: "%.3f", s.mAP50), 9) + "  " + grams)
+        }
+    }
+}

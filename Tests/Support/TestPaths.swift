@@ -1,0 +1,90 @@
+import Foundation
+
+/// Locations tests need: the repository root (from this file's path), fixtures, and `../shared/data`.
+public enum TestPaths {
+    public static let repoRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() } // Tests/Support/TestPaths.swift -> repo
+        return url.path
+    }()
+
+    public static func fixture(_ module: String, _ name: String) -> String {
+        "\(repoRoot)/Tests/\(module)/Fixtures/\(name)"
+    }
+
+    /// `../shared/data` beside the checkout (CI and developers have it; the product never needs it).
+    public static let sharedData: String = {
+        if let env = ProcessInfo.processInfo.environment["FOODMOMENT_SHARED_DATA"], !env.isEmpty { return env }
+        return URL(fileURLWithPath: repoRoot).deletingLastPathComponent().appendingPathComponent("shared/data").path
+    }()
+
+    public static var hasSharedData: Bool {
+        FileManager.default.fileExists(atPath: sharedData + "/README.md")
+    }
+
+    public static func read(_ path: String) -> [UInt8] {
+        (try? Array(Data(contentsOf: URL(fileURLWithPath: path)))) ?? []
+    }
+
+    /// A fresh empty temporary directory.
+    public static func makeTempDirectory(_ label: String = "fm") -> String {
+        let path = NSTemporaryDirectory() + "\(label)-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}
+
+/// Runs a program and captures stdout, stderr and the exit status.
+public struct ProcessResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+    public var stdoutBytes: [UInt8]
+}
+
+public func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let dir = TestPaths.makeTempDirectory("proc")
+    let outPath = dir + "/out", errPath = dir + "/err"
+    FileManager.default.createFile(atPath: outPath, contents: nil)
+    FileManager.default.createFile(atPath: errPath, contents: nil)
+    let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+    let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    try out.close(); try err.close()
+    let o = TestPaths.read(outPath), e = TestPaths.read(errPath)
+    try? FileManager.default.removeItem(atPath: dir)
+    return ProcessResult(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                         stderr: String(decoding: e, as: UTF8.self), stdoutBytes: o)
+}
+
+/// PPM/PGM (binary P6/P5) reader for `djpeg` output.
+public func parsePNM(_ bytes: [UInt8]) -> (width: Int, height: Int, rgb: [UInt8])? {
+    var i = 0
+    func token() -> String? {
+        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09 || bytes[i] == 0x23 {
+            if bytes[i] == 0x23 { while i < bytes.count, bytes[i] != 0x0A { i += 1 } } else { i += 1 }
+        }
+        let start = i
+        while i < bytes.count, !(bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x09) { i += 1 }
+        return start < i ? String(decoding: bytes[start..<i], as: UTF8.self) : nil
+    }
+    guard let magic = token(), let w = token().flatMap(Int.init), let h = token().flatMap(Int.init), token() != nil else { return nil }
+    i += 1
+    if magic == "P6" {
+        guard bytes.count - i >= w * h * 3 else { return nil }
+        return (w, h, Array(bytes[i..<(i + w * h * 3)]))
+    }
+    if magic == "P5" {
+        guard bytes.count - i >= w * h else { return nil }
+        return (w, h, bytes[i..<(i + w * h)].flatMap { [$0, $0, $0] })
+    }
+    return nil
+}
