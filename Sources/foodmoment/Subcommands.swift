@@ -15,4 +15,5 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     CalibrateCommand.self,
     EvalDetectCommand.self,
     BenchStagesCommand.self,
+    BarcodeCommand.self,
 ]
