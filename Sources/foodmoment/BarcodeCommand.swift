@@ -3,6 +3,7 @@ import Barcodes
 import FoodCore
 import Foundation
 import ImageCodecs
+import Nutrition
 
 /// `foodmoment barcode CODE|PHOTO`: validate a typed product number, or read the barcodes in a photo.
 struct BarcodeCommand: AsyncParsableCommand {
@@ -54,8 +55,18 @@ struct BarcodeCommand: AsyncParsableCommand {
         }
     }
 
-    /// The nutrition look-up by GTIN-14. Seam for the lead: replace with the Nutrition-backed implementation.
-    static let productLookup: any BarcodeProductLookup = NoProductLookup()
+    @Option(help: "Nutrition database folder (default: the bundled nutrition-db/, or $FOODMOMENT_NUTRITION_DB).")
+    var db: String?
+
+    /// The offline look-up in the embedded Open Food Facts subset (a miss when the database cannot be loaded).
+    var productLookup: any BarcodeProductLookup {
+        let dir = db.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
+        guard let database = try? NutritionDatabase.load(directory: dir) else {
+            Output.note("note: nutrition database not found at \(dir.path); codes are checked but not looked up")
+            return NoProductLookup()
+        }
+        return EmbeddedProductLookup(database: database)
+    }
 
     private var isPhoto: Bool { FileManager.default.fileExists(atPath: input) }
     private static func looksLikeNumber(_ s: String) -> Bool {
@@ -90,14 +101,25 @@ struct BarcodeCommand: AsyncParsableCommand {
             if json { print(try Output.json(NumberResult(input: input, error: ErrorInfo(error)))) }
             throw ExitCode(1)
         }
-        let product = try await Self.productLookup.product(gtin14: code.gtin14)
+        let product = try await productLookup.product(gtin14: code.gtin14)
         if json {
             print(try Output.json(NumberResult(input: input, code: CodeInfo(code), product: product)))
         } else {
             var line = "\(code.format) \(code.digits)  GTIN-14 \(code.gtin14)"
             if code.format == .upcE, let upcA = code.upcA { line += "  (UPC-A \(upcA))" }
             print(line)
-            if let product { print("product: \(product.name)") }
+            if let product {
+                print("product: \(product.name)\(product.brand.map { " — \($0)" } ?? "")")
+                let n = product.per100g
+                func f(_ v: Double?, _ unit: String) -> String { v.map { String(format: "%.1f %@", $0, unit) } ?? "—" }
+                print("per 100 g: \(f(n["energy_kcal"] ?? nil, "kcal"))\(product.energyEstimated ? " (estimated from macros)" : ""), "
+                      + "protein \(f(n["protein_g"] ?? nil, "g")), fat \(f(n["fat_g"] ?? nil, "g")), carbohydrate \(f(n["carbohydrate_g"] ?? nil, "g")), "
+                      + "sugars \(f(n["sugars_g"] ?? nil, "g")), fiber \(f(n["fiber_g"] ?? nil, "g")), sodium \(f(n["sodium_mg"] ?? nil, "mg"))")
+                if let serving = product.servingSize { print("serving: \(serving)") }
+                print("source: \(product.provenance)")
+            } else {
+                print("product: not in the embedded Open Food Facts subset (\(code.gtin14))")
+            }
         }
     }
 
@@ -117,8 +139,9 @@ struct BarcodeCommand: AsyncParsableCommand {
         let elapsed = ContinuousClock.now - start
         let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         var codes: [FoundCode] = []
+        let lookup = found.isEmpty ? NoProductLookup() : productLookup
         for b in found {
-            codes.append(FoundCode(b, product: try await Self.productLookup.product(gtin14: b.gtin14)))
+            codes.append(FoundCode(b, product: try await lookup.product(gtin14: b.gtin14)))
         }
         if json {
             print(try Output.json(PhotoScanResult(file: input, width: decoded.image.width, height: decoded.image.height,
@@ -141,9 +164,36 @@ struct BarcodeCommand: AsyncParsableCommand {
 
 // MARK: - Product look-up seam
 
-/// What the nutrition database knows about a product. Extend when the Nutrition look-up is wired in.
+/// What the nutrition database knows about a product.
 struct BarcodeProduct: Encodable, Sendable {
+    var id: String
     var name: String
+    var brand: String?
+    /// Per 100 g, keyed like `energy_kcal`, `protein_g`, `sodium_mg`.
+    var per100g: [String: Double?]
+    var energyEstimated: Bool
+    var servingSize: String?
+    var servingGrams: Double?
+    var provenance: String
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, brand, provenance
+        case per100g = "per_100g", energyEstimated = "energy_estimated_from_macros"
+        case servingSize = "serving_size", servingGrams = "serving_grams"
+    }
+}
+
+/// The offline look-up in the nutrition database's Open Food Facts products.
+struct EmbeddedProductLookup: BarcodeProductLookup {
+    let database: NutritionDatabase
+    func product(gtin14: String) async throws -> BarcodeProduct? {
+        guard let food = database.product(gtin14: gtin14) else { return nil }
+        var values: [String: Double?] = [:]
+        for n in Nutrient.core { values[n.key] = food.per100g[n] }
+        return BarcodeProduct(id: food.id, name: food.name, brand: food.brand.isEmpty ? nil : food.brand, per100g: values,
+                              energyEstimated: food.energyEstimatedFromMacros, servingSize: food.servingSize,
+                              servingGrams: food.servingGrams, provenance: food.provenance)
+    }
 }
 
 /// Finds a product by its GTIN-14 (the normal form every scanned or typed code is reduced to).
