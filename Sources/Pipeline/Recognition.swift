@@ -122,9 +122,9 @@ public final class FoodRecognizer: @unchecked Sendable {
     public private(set) var matcher: PrototypeMatcher
     public let calibration: RecognitionCalibration
     public let displays: [String: LabelDisplay]
-    /// Head weights with the feature standardisation `(x - mean) * scale` folded in: logit_c(x) = Σ_k w'[c,k]·x_k + b'_c.
-    private let foldedWeights: [Float]
-    private let foldedBias: [Float]
+    /// The head with the feature standardisation `(x - mean) * scale` folded in (logit_c(x) = Σ_k w'[c,k]·x_k + b'_c),
+    /// as a 1×1 convolution that gives every cell of a feature map its logits.
+    private let cellHead: PointwiseConv2D
 
     public static let inputSize = 224
 
@@ -148,8 +148,7 @@ public final class FoodRecognizer: @unchecked Sendable {
             }
             b[i] -= shift
         }
-        foldedWeights = w
-        foldedBias = b
+        cellHead = PointwiseConv2D(weightsOI: w, bias: b, inChannels: d, outChannels: c, activation: .none)
     }
 
     /// Loads `models/efficientnet-lite0`, `models/food-head/head.json` (+ `calibration.json`) and the user's
@@ -260,23 +259,9 @@ public final class FoodRecognizer: @unchecked Sendable {
     func localise(map: FloatImage, global: [LabelScore], includeBest: Bool = true) -> [DetectedFood] {
         let gh = map.height, gw = map.width, d = map.channels, c = head.classes.count
         let cells = gh * gw
-        // Per-cell logits for every class.
-        var logits = [Float](repeating: 0, count: cells * c)
-        foldedWeights.withUnsafeBufferPointer { w in
-            map.values.withUnsafeBufferPointer { f in
-                logits.withUnsafeMutableBufferPointer { out in
-                    for cell in 0..<cells {
-                        let x = f.baseAddress! + cell * d
-                        for i in 0..<c {
-                            let row = w.baseAddress! + i * d
-                            var acc: Float = 0
-                            for k in 0..<d { acc += row[k] * x[k] }
-                            out[cell * c + i] = acc + foldedBias[i]
-                        }
-                    }
-                }
-            }
-        }
+        // Per-cell logits for every class: the folded head as a 1×1 convolution over the map (the runtime's GEMM).
+        precondition(d == head.dimension, "feature map has \(d) channels, the head \(head.dimension)")
+        let logits = cellHead(Tensor(batch: 1, height: gh, width: gw, channels: d, values: map.values)).values
         let classIndex = Dictionary(uniqueKeysWithValues: head.classes.enumerated().map { ($1, $0) })
         // Cells each class wins outright (per-cell softmax argmax above 0.35), and how sure it is there.
         var wins = [Int](repeating: 0, count: c)

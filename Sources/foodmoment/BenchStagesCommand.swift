@@ -7,7 +7,7 @@ import Pipeline
 struct BenchStagesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-stages",
-        abstract: "Benchmark stage 1 per step (decode, preprocess, backbone, head, localise) on photos, 1 and N threads.",
+        abstract: "Benchmark stage 1 per step (decode, preprocess, backbone, localisation pass, head, localise) on photos, 1 and N threads.",
         discussion: """
         Single thread: every photo is analysed --runs times after a warm-up; p50/p95 per step over all runs.
         Then the same photos are analysed on --threads threads (one recognizer each) and the throughput
@@ -77,7 +77,7 @@ struct BenchStagesCommand: AsyncParsableCommand {
         }
         let multiSeconds = PhotoDecoder.milliseconds(ContinuousClock.now - multiStart) / 1000
         let multiRate = Double(work.count) / multiSeconds
-        let order = ["decode", "preprocess", "backbone", "head", "localise", "total"]
+        let order = ["decode", "preprocess", "backbone", "backbone_local", "head", "localise", "total"]
         let stages = order.compactMap { k in samples[k].map {
             StageStats(stage: k, p50Ms: DecodeBenchmark.percentile($0, 0.5), p95Ms: DecodeBenchmark.percentile($0, 0.95)) } }
         let machine = MachineInfo.current()
