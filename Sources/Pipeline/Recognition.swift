@@ -63,6 +63,8 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     public var unknownThreshold: Float = 0.35
     /// A point of the activation map belongs to a food when it is at least this far up the food's activation range.
     public var cellThreshold: Float = 0.5
+    /// The same when the photo shows one food (its whole extent matters, not only its strongest part).
+    public var singleFoodCellThreshold: Float = 0.6
     /// Labels other than the best with a whole-photo probability below this are not localised.
     public var candidateThreshold: Float = 0.1
     /// Input size for the localisation map (0 = reuse the 224×224 classification pass; 448 gives a 14×14 map on
@@ -84,6 +86,7 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
         candidateThreshold = try c.decodeIfPresent(Float.self, forKey: .candidateThreshold) ?? 0.1
         matcherThreshold = try c.decodeIfPresent(Float.self, forKey: .matcherThreshold) ?? 0.8
         localisationSize = try c.decodeIfPresent(Int.self, forKey: .localisationSize) ?? 0
+        singleFoodCellThreshold = try c.decodeIfPresent(Float.self, forKey: .singleFoodCellThreshold) ?? cellThreshold
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
     }
 }
@@ -317,7 +320,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         }
         var owner = [Int](repeating: -1, count: fh * fw)
         for p in 0..<(fh * fw) {
-            var best = -1, bestValue = calibration.cellThreshold
+            var best = -1, bestValue = maps.count == 1 ? calibration.singleFoodCellThreshold : calibration.cellThreshold
             for k in maps.indices where maps[k][p] >= bestValue { best = k; bestValue = maps[k][p] }
             owner[p] = best
         }
