@@ -24,17 +24,11 @@ func readFloats(_ url: URL) throws -> [Float] {
     return littleEndianFloats(data, from: data.startIndex, count: data.count / 4)
 }
 
-/// A small deterministic generator (SplitMix64) so golden tests are reproducible.
+/// FoodCore's SplitMix64 with float helpers, so golden tests are reproducible.
 struct TestRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private var rng: SplitMix64
+    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+    mutating func next() -> UInt64 { rng.next() }
     /// Uniform in [-1, 1).
     mutating func float() -> Float { Float(next() >> 40) / Float(1 << 24) * 2 - 1 }
     mutating func floats(_ n: Int) -> [Float] { (0..<n).map { _ in float() } }
