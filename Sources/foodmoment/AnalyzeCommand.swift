@@ -11,15 +11,17 @@ struct AnalyzeCommand: AsyncParsableCommand {
         commandName: "analyze",
         abstract: "Analyse meal photos: files and folders (walked recursively).",
         discussion: """
-        Decodes every JPEG and PNG (format from the content, not the name; EXIF orientation applied;
-        JPEGs decoded at the smallest DCT scale that still feeds the model) and reports per file.
-        Files inside folders that are not images are skipped with a note on stderr; a damaged, truncated
-        or oversized photo is reported with its reason and the rest of the batch goes on.
+        Per photo: decode (format from the content, not the name; EXIF orientation applied; JPEGs decoded at the \
+        smallest DCT scale that still feeds the model), then the foods with confidence, box, grams (and where \
+        the grams came from) and nutrition from the bundled tables. A photo that shows no food we know is \
+        reported as unknown. Files inside folders that are not images are skipped with a note on stderr; a \
+        damaged, truncated or oversized photo is reported with its reason and the rest of the batch goes on.
 
         Examples:
           foodmoment analyze samples/
           foodmoment analyze lunch.jpg dinner.png --json
           foodmoment analyze ~/Photos --json > results.json
+          foodmoment analyze ~/Photos --decode-only
 
         Exit codes: 0 all files succeeded, 1 some failed (the others were processed), 2 usage error.
         """

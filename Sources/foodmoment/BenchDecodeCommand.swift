@@ -7,8 +7,8 @@ struct BenchDecodeCommand: AsyncParsableCommand {
         commandName: "bench-decode",
         abstract: "Benchmark JPEG/PNG decoding: full size vs DCT-scaled to the model's input size.",
         discussion: """
-        Each file is read once, then decoded --runs times at full size and --runs times at the smallest
-        libjpeg scale whose shorter side is still >= --min-short-side, interleaved, after a warm-up.
+        Each file is read once, then decoded --runs times at full size and --runs times at the smallest \
+        libjpeg scale whose shorter side is still >= --min-short-side, interleaved, after a warm-up. \
         Prints p50/p95 and the scaled/full ratio, plus the peak RSS of the process.
 
         Examples:

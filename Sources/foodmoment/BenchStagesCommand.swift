@@ -9,8 +9,8 @@ struct BenchStagesCommand: AsyncParsableCommand {
         commandName: "bench-stages",
         abstract: "Benchmark stage 1 per step (decode, preprocess, backbone, localisation pass, head, localise) on photos, 1 and N threads.",
         discussion: """
-        Single thread: every photo is analysed --runs times after a warm-up; p50/p95 per step over all runs.
-        Then the same photos are analysed on --threads threads (one recognizer each) and the throughput
+        Single thread: every photo is analysed --runs times after a warm-up; p50/p95 per step over all runs. \
+        Then the same photos are analysed on --threads threads (one recognizer each) and the throughput \
         (photos/s) is compared with one thread. Refuses debug builds.
 
         Examples:

@@ -19,8 +19,8 @@ struct EvalCommand: AsyncParsableCommand {
         commandName: "eval",
         abstract: "Top-1/top-5 accuracy per label on a folder of <label>/ subfolders.",
         discussion: """
-        Classifies every photo (whole photo, as `analyze` sees it) with the food head and prints accuracy per
-        label, per group (dishes vs produce), the worst labels, the most frequent confusions, and how many photos
+        Classifies every photo (whole photo, as `analyze` sees it) with the food head and prints accuracy per \
+        label, per group (dishes vs produce), the worst labels, the most frequent confusions, and how many photos \
         the unknown/not-food threshold would reject.
 
         Examples:
@@ -65,9 +65,9 @@ struct CalibrateCommand: AsyncParsableCommand {
         commandName: "calibrate",
         abstract: "Choose the unknown/not-food threshold from food photos and non-food photos.",
         discussion: """
-        The threshold on the head's best probability is set so that at most --max-food-rejected of the food
-        photos under --dev are rejected; the command then reports how many --not-food photos it rejects, and
-        writes models/food-head/calibration.json. Synthetic non-food images (noise, flat colours, gradients,
+        The threshold on the head's best probability is set so that at most --max-food-rejected of the food \
+        photos under --dev are rejected; the command then reports how many --not-food photos it rejects, and \
+        writes models/food-head/calibration.json. Synthetic non-food images (noise, flat colours, gradients, \
         stripes, checkerboards) are added to --not-food unless --no-synthetic.
 
         Example:
@@ -163,7 +163,7 @@ struct EvalDetectCommand: AsyncParsableCommand {
         commandName: "eval-detect",
         abstract: "mAP@0.5 of the food boxes, and grams error where grams are known, on detection JSON-lines files.",
         discussion: """
-        Runs `analyze`'s recognition on every image of the files (format of ../shared/data/detection) and reports
+        Runs `analyze`'s recognition on every image of the files (format of ../shared/data/detection) and reports \
         per subset: SOHL plates held out of training vs trained on, ECUSTFD train/dev, fruit scenes.
 
         Examples:

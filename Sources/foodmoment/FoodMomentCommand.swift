@@ -8,11 +8,14 @@ struct FoodMomentCommand: AsyncParsableCommand {
         abstract: "Turn meal photos into foods, grams and nutrition — offline, on this machine.",
         discussion: """
         Examples:
-          foodmoment analyze samples/                 analyse every photo under samples/
-          foodmoment analyze meal.jpg --json          one JSON document on stdout
-          foodmoment analyze ~/Photos/2026 > out.txt  progress on stderr, results on stdout
+          foodmoment analyze samples/             foods, boxes, grams, kcal per photo
+          foodmoment analyze ~/Photos --json      one JSON document on stdout
+          foodmoment search 炒饭                   food search, English or Chinese
+          foodmoment nutrition banana --portion "1 medium"
+          foodmoment barcode 4006381333931        or a photo of a barcode
+          foodmoment learn my_dumplings a.jpg b.jpg c.jpg
 
-        Exit codes: 0 all files succeeded, 1 some files failed (the rest were processed), 2 usage error.
+        Exit codes: 0 success, 1 some input failed (the rest was processed), 2 usage error.
         """,
         version: FoodMomentVersion.string,
         subcommands: registeredSubcommands

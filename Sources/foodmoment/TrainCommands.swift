@@ -8,10 +8,10 @@ struct TrainCommand: AsyncParsableCommand {
         commandName: "train",
         abstract: "Train the food head on backbone embeddings of labelled photos.",
         discussion: """
-        Every image under DIR/<label>/ is decoded, turned into --views augmented views (whole photo, mirror,
-        random crops), embedded by the EfficientNet-Lite0 backbone, and a softmax head (L2, early stopping on a
-        stratified held-out part) is fitted over the embeddings. Boxes from --detection files (SOHL thalis) add
-        their labels from box crops; one SOHL source photo group in three is held out for eval-detect.
+        Every image under DIR/<label>/ is decoded, turned into --views augmented views (whole photo, mirror, \
+        random crops), embedded by the EfficientNet-Lite0 backbone, and a softmax head (L2, early stopping on a \
+        stratified held-out part) is fitted over the embeddings. Boxes from --detection files (SOHL thalis) add \
+        their labels from box crops; one SOHL source photo group in three is held out for eval-detect. \
         Writes OUT/head.json and OUT/training-report.json.
 
         Examples:
@@ -106,9 +106,9 @@ struct LearnCommand: AsyncParsableCommand {
         commandName: "learn",
         abstract: "Teach a new food from a few photos, without retraining (stored in your data folder).",
         discussion: """
-        Each photo and its mirror image are embedded by the backbone and averaged into a prototype for LABEL.
-        Every later `analyze` matches photos against your prototypes (cosine similarity, threshold from
-        models/food-head/calibration.json). Stored in $FOODMOMENT_HOME, else $XDG_DATA_HOME/foodmoment, else
+        Each photo and its mirror image are embedded by the backbone and averaged into a prototype for LABEL. \
+        Every later `analyze` matches photos against your prototypes (cosine similarity, threshold from \
+        models/food-head/calibration.json). Stored in $FOODMOMENT_HOME, else $XDG_DATA_HOME/foodmoment, else \
         ~/.local/share/foodmoment (learned-foods.json). Teaching an existing label adds examples to it.
 
         Examples:
