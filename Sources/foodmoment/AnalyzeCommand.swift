@@ -54,6 +54,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: "Nutrition database folder (default: the bundled nutrition-db/, or $FOODMOMENT_NUTRITION_DB).")
     var db: String?
 
+    @Option(help: "Photos analysed at once (one model instance each).")
+    var threads = ProcessInfo.processInfo.activeProcessorCount
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("name at least one photo or folder") }
         for path in paths where !FileManager.default.fileExists(atPath: path) {
@@ -61,6 +64,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         }
         if maxPixels <= 0 { throw ValidationError("--max-pixels must be positive") }
         if decodeSize < 0 { throw ValidationError("--decode-size must be 0 or more") }
+        if threads < 1 { throw ValidationError("--threads must be at least 1") }
     }
 
     func run() async throws {
@@ -75,7 +79,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
         let decoder = PhotoDecoder(options: DecodeOptions(
             minShortSide: decodeSize > 0 ? decodeSize : nil, maxPixels: maxPixels, maxFileBytes: maxFileBytes,
             acceptDamagedData: acceptDamaged))
-        var analyzer: MealAnalyzer?
+        var analyzers: [MealAnalyzer] = []
+        let workers = max(1, min(threads, photos.count))
         if !decodeOnly && !photos.isEmpty {
             let nutrition: NutritionDatabase?
             do {
@@ -85,10 +90,12 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 nutrition = nil
             }
             do {
-                let recognizer = try FoodRecognizer.load(modelsDirectory: models ?? ResourceLocator.modelsDirectory(),
-                                                         userDataDirectory: ResourceLocator.userDataDirectory(),
-                                                         displays: MealAnalyzer.displays(from: nutrition))
-                analyzer = MealAnalyzer(decoder: decoder, recognizer: recognizer, nutrition: nutrition)
+                for _ in 0..<workers {
+                    let recognizer = try FoodRecognizer.load(modelsDirectory: models ?? ResourceLocator.modelsDirectory(),
+                                                             userDataDirectory: ResourceLocator.userDataDirectory(),
+                                                             displays: MealAnalyzer.displays(from: nutrition))
+                    analyzers.append(MealAnalyzer(decoder: decoder, recognizer: recognizer, nutrition: nutrition))
+                }
             } catch {
                 Output.note("error: cannot load the recognition model: \(error)\n(run with --decode-only to only decode, or `foodmoment train` to build models/food-head)")
                 throw ExitCode(1)
@@ -97,20 +104,37 @@ struct AnalyzeCommand: AsyncParsableCommand {
         let progress = ProgressLine(total: photos.count)
         let nameWidth = min(60, photos.map(\.count).max() ?? 0)
         var results: [PhotoResult] = []
+        results.reserveCapacity(photos.count)
         let start = ContinuousClock.now
-        for path in photos {
-            if let analyzer {
-                results.append(analyzer.analyze(path: path))
-            } else {
-                switch decoder.decode(path: path) {
-                case .success(let (_, summary)):
-                    results.append(PhotoResult(file: path, decode: summary))
-                case .failure(let error):
-                    results.append(PhotoResult(file: path, error: error))
+        // Chunks of a few photos per worker: every worker has its own model, results print in input order, and
+        // memory stays bounded by the chunk (decoded pixels are dropped as soon as a photo is done).
+        let chunkSize = workers * 4
+        for chunkStart in stride(from: 0, to: photos.count, by: chunkSize) {
+            let chunk = Array(photos[chunkStart..<min(photos.count, chunkStart + chunkSize)])
+            let lock = NSLock()
+            nonisolated(unsafe) var chunkResults = [PhotoResult?](repeating: nil, count: chunk.count)
+            let analyzersCopy = analyzers
+            DispatchQueue.concurrentPerform(iterations: min(workers, chunk.count)) { w in
+                var i = w
+                while i < chunk.count {
+                    let r: PhotoResult
+                    if w < analyzersCopy.count {
+                        r = analyzersCopy[w].analyze(path: chunk[i])
+                    } else {
+                        switch decoder.decode(path: chunk[i]) {
+                        case .success(let (_, summary)): r = PhotoResult(file: chunk[i], decode: summary)
+                        case .failure(let error): r = PhotoResult(file: chunk[i], error: error)
+                        }
+                    }
+                    lock.lock(); chunkResults[i] = r; lock.unlock()
+                    progress.advance(chunk[i])
+                    i += min(workers, chunk.count)
                 }
             }
-            progress.advance(path)
-            if !json { printLine(results.last!, nameWidth: nameWidth) }
+            for r in chunkResults.compactMap({ $0 }) {
+                results.append(r)
+                if !json { printLine(r, nameWidth: nameWidth) }
+            }
         }
         progress.finish()
         let failed = results.filter { !$0.succeeded }.count
@@ -118,7 +142,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
             print(try Output.json(results))
         } else {
             let elapsed = PhotoDecoder.milliseconds(ContinuousClock.now - start)
-            print("\(results.count) files, \(results.count - failed) ok, \(failed) failed, \(String(format: "%.1f", elapsed)) ms")
+            let foods = results.reduce(0) { $0 + ($1.foods?.count ?? 0) }
+            let rate = elapsed > 0 ? Double(results.count) / elapsed * 1000 : 0
+            print("\(results.count) files, \(results.count - failed) ok, \(failed) failed, \(foods) foods, "
+                  + String(format: "%.1f ms, %.1f photos/s on %d thread%@", elapsed, rate, workers, workers == 1 ? "" : "s"))
         }
         if photos.isEmpty { Output.note("note: no photos found under \(paths.joined(separator: ", "))") }
         if failed > 0 { throw ExitCode(1) }
