@@ -52,6 +52,9 @@ public final class EfficientNetLite0: @unchecked Sendable {
     /// The classifier weights, `[1000][1280]`, kept unpacked for class activation maps.
     let fcWeights: [Float]
     let lock = NSLock()
+    /// Arenas by input shape (batch, height, width), so alternating shapes (the 224 pair and the 448
+    /// localisation pass) reuse their buffers instead of reallocating on every call. At most a few shapes.
+    var arenas: [[Int]: Arena] = [:]
     var arena: Arena?
 
     /// Every tensor name of the network with its PyTorch shape.
@@ -302,8 +305,16 @@ public final class EfficientNetLite0: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if arena == nil || arena!.batch != input.batch || arena!.height != input.height || arena!.width != input.width {
-            arena = nil
-            arena = Arena(batch: input.batch, height: input.height, width: input.width, network: self)
+            let key = [input.batch, input.height, input.width]
+            if let cached = arenas[key] {
+                arena = cached
+            } else {
+                if arenas.count >= 3 { arenas.removeAll() }
+                arena = nil
+                let fresh = Arena(batch: input.batch, height: input.height, width: input.width, network: self)
+                arenas[key] = fresh
+                arena = fresh
+            }
         }
         let a = arena!
         let n = input.batch
