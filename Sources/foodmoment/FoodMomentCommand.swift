@@ -48,10 +48,9 @@ enum Main {
                 Foundation.exit(0)
             }
             if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
-            if code == .validationFailure || error is ValidationError || isParserError(code) {
-                Foundation.exit(2)
-            }
-            Foundation.exit(code.rawValue == 0 ? 1 : 1)
+            // Usage problems (ArgumentParser reports them as EX_USAGE, 64) are 2; anything else that escaped a
+            // command is a failure, 1.
+            Foundation.exit(code == .validationFailure || error is ValidationError || isParserError(code) ? 2 : 1)
         }
     }
 
