@@ -41,7 +41,11 @@ let package = Package(
             cSettings: [.unsafeFlags(["-O2"])],
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("z")]
         ),
+        // C: one blocking libcurl GET with every option we rely on (variadic setopt and callbacks stay in C).
+        .target(name: "CCurlShims", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "FoodCore", swiftSettings: swiftSettings),
+        // The HTTP transport adapter; only executables (and tests) import it.
+        .target(name: "CurlTransport", dependencies: ["CCurlShims", "FoodCore"], swiftSettings: swiftSettings),
         .target(name: "ImageCodecs", dependencies: ["CImageShims", "FoodCore"], swiftSettings: numericSettings),
         .target(name: "FoodVision", dependencies: ["FoodCore"], swiftSettings: numericSettings),
         .target(name: "Nutrition", dependencies: ["FoodCore"], swiftSettings: swiftSettings),
@@ -54,7 +58,7 @@ let package = Package(
         .executableTarget(
             name: "foodmoment",
             dependencies: [
-                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes",
+                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "CurlTransport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -63,7 +67,7 @@ let package = Package(
         .target(name: "FoodMomentTestSupport", dependencies: ["FoodCore", "ImageCodecs"], path: "Tests/Support", swiftSettings: swiftSettings),
         .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs", "FoodCore", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FoodVisionTests", dependencies: ["FoodVision", "FoodCore"], swiftSettings: swiftSettings),
-        .testTarget(name: "NutritionTests", dependencies: ["Nutrition", "FoodCore"], swiftSettings: swiftSettings),
+        .testTarget(name: "NutritionTests", dependencies: ["Nutrition", "FoodCore", "CurlTransport", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "BarcodesTests", dependencies: ["Barcodes", "FoodCore", "ImageCodecs"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PipelineTests",

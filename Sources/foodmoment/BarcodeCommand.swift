@@ -1,5 +1,6 @@
 import ArgumentParser
 import Barcodes
+import CurlTransport
 import FoodCore
 import Foundation
 import ImageCodecs
@@ -58,8 +59,17 @@ struct BarcodeCommand: AsyncParsableCommand {
     @Option(help: "Nutrition database folder (default: the bundled nutrition-db/, or $FOODMOMENT_NUTRITION_DB).")
     var db: String?
 
+    @Flag(help: "Ask the Open Food Facts API v2 over the network instead of the embedded subset ($FOODMOMENT_OFF_BASE_URL overrides the server).")
+    var online = false
+
     /// The offline look-up in the embedded Open Food Facts subset (a miss when the database cannot be loaded).
     var productLookup: any BarcodeProductLookup {
+        if online {
+            let base = ProcessInfo.processInfo.environment["FOODMOMENT_OFF_BASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? OpenFoodFactsClient.defaultBaseURL
+            let agent = "FoodMoment/\(FoodMomentVersion.string) (Linux command-line meal analysis)"
+            return OnlineProductLookup(client: OpenFoodFactsClient(transport: CurlHTTPTransport(userAgent: agent), baseURL: base))
+        }
         let dir = db.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
         guard let database = try? NutritionDatabase.load(directory: dir) else {
             Output.note("note: nutrition database not found at \(dir.path); codes are checked but not looked up")
@@ -101,7 +111,14 @@ struct BarcodeCommand: AsyncParsableCommand {
             if json { print(try Output.json(NumberResult(input: input, error: ErrorInfo(error)))) }
             throw ExitCode(1)
         }
-        let product = try await productLookup.product(gtin14: code.gtin14)
+        let product: BarcodeProduct?
+        do {
+            product = try await productLookup.product(gtin14: code.gtin14)
+        } catch let failure as OnlineLookupFailure {
+            Output.note("error: \(failure)")
+            if json { print(try Output.json(NumberResult(input: input, code: CodeInfo(code), error: ErrorInfo(kind: failure.error.kind, message: failure.error.description)))) }
+            throw ExitCode(1)
+        }
         if json {
             print(try Output.json(NumberResult(input: input, code: CodeInfo(code), product: product)))
         } else {
@@ -118,7 +135,8 @@ struct BarcodeCommand: AsyncParsableCommand {
                 if let serving = product.servingSize { print("serving: \(serving)") }
                 print("source: \(product.provenance)")
             } else {
-                print("product: not in the embedded Open Food Facts subset (\(code.gtin14))")
+                print(online ? "product: not found on Open Food Facts (\(code.gtin14))"
+                             : "product: not in the embedded Open Food Facts subset (\(code.gtin14)); try --online")
             }
         }
     }
@@ -181,6 +199,30 @@ struct BarcodeProduct: Encodable, Sendable {
         case per100g = "per_100g", energyEstimated = "energy_estimated_from_macros"
         case servingSize = "serving_size", servingGrams = "serving_grams"
     }
+}
+
+/// The online look-up: Open Food Facts API v2 over libcurl. Typed failures other than "not found" are errors.
+struct OnlineProductLookup: BarcodeProductLookup {
+    let client: OpenFoodFactsClient
+    func product(gtin14: String) async throws -> BarcodeProduct? {
+        do {
+            let p = try await client.product(gtin14: gtin14)
+            var values: [String: Double?] = [:]
+            for n in Nutrient.core { values[n.key] = p.per100g[n] }
+            return BarcodeProduct(id: "off:\(gtin14)", name: p.name, brand: p.brand, per100g: values,
+                                  energyEstimated: p.energyEstimatedFromMacros, servingSize: p.servingSize, servingGrams: nil,
+                                  provenance: p.provenance)
+        } catch .notFound {
+            return nil
+        } catch {
+            throw OnlineLookupFailure(error: error)
+        }
+    }
+}
+
+struct OnlineLookupFailure: Error, CustomStringConvertible {
+    let error: OpenFoodFactsError
+    var description: String { "\(error.description) [\(error.kind)]" }
 }
 
 /// The offline look-up in the nutrition database's Open Food Facts products.

@@ -91,3 +91,28 @@ struct StageOneCLITests {
         #expect(try foodmoment("eval-detect", "--data", "/no/such.jsonl").status == 2)
     }
 }
+
+@Suite("foodmoment barcode --online (loopback Open Food Facts)", .timeLimit(.minutes(1)))
+struct BarcodeOnlineCLITests {
+    @Test func onlineLookupThroughLibcurl() throws {
+        let server = try LoopbackHTTPServer { path in
+            if path.contains("/3017620422003.json") {
+                return .json(#"{"status":1,"product":{"product_name":"Nutella","brands":"Ferrero","nutriments":{"energy-kcal_100g":539,"proteins_100g":6.3,"fat_100g":30.9,"carbohydrates_100g":57.5}}}"#)
+            }
+            if path.contains("/4000000000037.json") { return .json("busy", status: 503) }
+            return .json(#"{"status":0}"#, status: 404)
+        }
+        defer { server.stop() }
+        var env = ProcessInfo.processInfo.environment
+        env["FOODMOMENT_OFF_BASE_URL"] = server.baseURL
+        let ok = try runProcess(foodmomentBinary, ["barcode", "3017620422003", "--online"], environment: env)
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout.contains("product: Nutella — Ferrero") && ok.stdout.contains("539.0 kcal"))
+        let missing = try runProcess(foodmomentBinary, ["barcode", "4006381333931", "--online"], environment: env)
+        #expect(missing.stdout.contains("not found on Open Food Facts"))
+        let down = try runProcess(foodmomentBinary, ["barcode", "4000000000037", "--online", "--json"], environment: env)
+        #expect(down.status == 1)
+        #expect(down.stdout.contains("\"kind\" : \"server\""))
+        #expect(server.requests.allSatisfy { $0.headers["user-agent"]?.hasPrefix("FoodMoment/") == true })
+    }
+}

@@ -1,0 +1,111 @@
+#include "fm_curl_shims.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static pthread_once_t fm_curl_once = PTHREAD_ONCE_INIT;
+static int fm_curl_init_result = 0;
+
+static void fm_curl_do_init(void) { fm_curl_init_result = (int)curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+int fm_curl_global_init(void) {
+    pthread_once(&fm_curl_once, fm_curl_do_init);
+    return fm_curl_init_result;
+}
+
+typedef struct {
+    fm_http_response *out;
+    size_t capacity;
+    size_t max_bytes;
+} fm_sink;
+
+static size_t fm_write(char *data, size_t size, size_t nmemb, void *userdata) {
+    fm_sink *sink = (fm_sink *)userdata;
+    size_t n = size * nmemb;
+    fm_http_response *r = sink->out;
+    if (r->length + n > sink->max_bytes) { r->too_large = 1; return 0; }  // stops the transfer
+    if (r->length + n > sink->capacity) {
+        size_t cap = sink->capacity ? sink->capacity : 16384;
+        while (cap < r->length + n) cap *= 2;
+        unsigned char *bigger = (unsigned char *)realloc(r->body, cap);
+        if (!bigger) return 0;
+        r->body = bigger;
+        sink->capacity = cap;
+    }
+    memcpy(r->body + r->length, data, n);
+    r->length += n;
+    return n;
+}
+
+static void fm_copy_header_value(const char *line, size_t n, size_t name_len, char *dst, size_t cap) {
+    size_t i = name_len;
+    while (i < n && (line[i] == ' ' || line[i] == '\t')) i++;
+    size_t j = n;
+    while (j > i && (line[j - 1] == '\r' || line[j - 1] == '\n' || line[j - 1] == ' ')) j--;
+    size_t len = j - i < cap - 1 ? j - i : cap - 1;
+    memcpy(dst, line + i, len);
+    dst[len] = 0;
+}
+
+static size_t fm_header(char *line, size_t size, size_t nmemb, void *userdata) {
+    fm_http_response *r = (fm_http_response *)userdata;
+    size_t n = size * nmemb;
+    if (n > 12 && strncasecmp(line, "Retry-After:", 12) == 0) fm_copy_header_value(line, n, 12, r->retry_after, sizeof r->retry_after);
+    if (n > 13 && strncasecmp(line, "Content-Type:", 13) == 0) fm_copy_header_value(line, n, 13, r->content_type, sizeof r->content_type);
+    return n;
+}
+
+int fm_http_get(const char *url, const char *const *headers, int header_count, const char *user_agent,
+                long connect_timeout_ms, long total_timeout_ms, size_t max_bytes, fm_http_response *out) {
+    memset(out, 0, sizeof(*out));
+    if (fm_curl_global_init() != 0) { snprintf(out->error, sizeof out->error, "curl_global_init failed"); return -1; }
+    CURL *curl = curl_easy_init();
+    if (!curl) { snprintf(out->error, sizeof out->error, "curl_easy_init failed"); return -1; }
+    fm_sink sink = { out, 0, max_bytes };
+    struct curl_slist *list = NULL;
+    for (int i = 0; i < header_count; i++) {
+        struct curl_slist *next = curl_slist_append(list, headers[i]);
+        if (!next) { curl_slist_free_all(list); curl_easy_cleanup(curl); snprintf(out->error, sizeof out->error, "out of memory"); return -1; }
+        list = next;
+    }
+    char errbuf[CURL_ERROR_SIZE];
+    errbuf[0] = 0;
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, total_timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, user_agent);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, fm_write);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, fm_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, out);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+    CURLcode code = curl_easy_perform(curl);
+    out->curl_code = (int)code;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
+    if (code != CURLE_OK) {
+        snprintf(out->error, sizeof out->error, "%s", errbuf[0] ? errbuf : curl_easy_strerror(code));
+    }
+    curl_slist_free_all(list);
+    curl_easy_cleanup(curl);
+    return code == CURLE_OK ? 0 : 1;
+}
+
+void fm_http_response_free(fm_http_response *r) {
+    if (!r) return;
+    free(r->body);
+    r->body = NULL;
+    r->length = 0;
+}
