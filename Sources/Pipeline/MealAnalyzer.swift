@@ -75,12 +75,18 @@ public final class MealAnalyzer: @unchecked Sendable {
                 let foods = recognition.foods.map { AnalyzedFood(food: $0, nutrition: nutritionFor($0)) }
                 var result = PhotoResult(file: path, decode: summary)
                 result.foods = foods
+                if foods.contains(where: { $0.nutrition != nil }) { result.totals = MealTotals(foods) }
                 result.unknown = recognition.unknown
                 result.top = recognition.top
                 var timings = recognition.timings
                 timings["decode"] = summary.decodeMilliseconds
                 timings["total"] = PhotoDecoder.milliseconds(ContinuousClock.now - start)
                 result.timings = timings
+                if let db = nutrition {
+                    let items = recognition.foods.compactMap { f in db.food(forLabel: f.label).map { (food: $0, grams: f.grams) } }
+                    let flags = Plausibility.check(items)
+                    result.flags = flags.isEmpty ? nil : flags
+                }
                 return result
             } catch {
                 return PhotoResult(file: path, decode: summary, error: PhotoError(kind: "recognition_failed", message: "\(error)"))

@@ -1,5 +1,6 @@
 public import FoodCore
 public import FoodVision
+public import Nutrition
 public import ImageCodecs
 import Foundation
 
@@ -53,6 +54,11 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     public var top: [LabelScore]?
     /// Milliseconds per stage.
     public var timings: [String: Double]?
+    /// Plausibility flags on the nutrition (kcal per gram out of range for the food, Atwater mismatch, a meal
+    /// over 2,000 kcal): reported, never silently corrected.
+    public var flags: [PlausibilityFlag]?
+    /// Sums over the foods that have nutrition.
+    public var totals: MealTotals?
 
     public init(file: String, decode: DecodeSummary? = nil, error: PhotoError? = nil) {
         self.file = file
@@ -113,5 +119,26 @@ extension Double {
         var m = 1.0
         for _ in 0..<p { m *= 10 }
         return (self * m).rounded() / m
+    }
+}
+
+/// Nutrition totals of one photo's foods.
+public struct MealTotals: Sendable, Codable, Equatable {
+    public var kcal: Double
+    public var proteinG: Double
+    public var carbsG: Double
+    public var fatG: Double
+    public var fiberG: Double
+
+    enum CodingKeys: String, CodingKey {
+        case kcal
+        case proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g", fiberG = "fiber_g"
+    }
+
+    public init(_ foods: [AnalyzedFood]) {
+        func sum(_ key: KeyPath<FoodNutrition, Double?>) -> Double {
+            (foods.compactMap { $0.nutrition?[keyPath: key] }.reduce(0, +) * 10).rounded() / 10
+        }
+        kcal = sum(\.kcal); proteinG = sum(\.proteinG); carbsG = sum(\.carbsG); fatG = sum(\.fatG); fiberG = sum(\.fiberG)
     }
 }

@@ -174,6 +174,11 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 print("    \(food.emoji) \(Output.pad(names, 30)) \(String(format: "%.2f", food.confidence))  \(box)  "
                       + "\(Output.padLeft(String(format: "%.0f g", food.grams), 6)) (\(food.gramsSource))  \(kcal)")
             }
+            if let t = r.totals, (r.foods?.count ?? 0) > 1 {
+                print(String(format: "    total %.0f kcal · protein %.1f g · carbs %.1f g · fat %.1f g · fiber %.1f g",
+                             t.kcal, t.proteinG, t.carbsG, t.fatG, t.fiberG))
+            }
+            for flag in r.flags ?? [] { print("    ⚠️  \(flag.message)") }
         } else if let e = r.error {
             print("\(file)  error: \(e.message)")
         }

@@ -35,6 +35,12 @@ struct StageOneCLITests {
         let box = try #require(first["box"] as? [String: Double])
         #expect(Set(box.keys) == ["x", "y", "w", "h"])
         #expect((first["kcal"] as? Double ?? 0) > 80)  // 118 g banana ≈ 105 kcal
+        // Totals are the sum of the foods' kcal.
+        for photo in doc {
+            guard let foods = photo["foods"] as? [[String: Any]], let totals = photo["totals"] as? [String: Double] else { continue }
+            let sum = foods.compactMap { $0["kcal"] as? Double }.reduce(0, +)
+            #expect(abs((totals["kcal"] ?? -1) - sum) < 0.6)
+        }
     }
 
     @Test func learnAddsAFoodThatALaterAnalyzeUses() throws {
