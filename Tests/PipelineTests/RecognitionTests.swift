@@ -165,3 +165,15 @@ struct AveragePrecisionTests {
         #expect(DetectionEvaluator.averagePrecision(predictions: [], truths: [[box(0)]]) == 0)
     }
 }
+
+@Suite("Every label of the model maps to a food")
+struct LabelMappingTests {
+    @Test func headClassesHaveNutritionAndDisplay() throws {
+        let r = try #require(sharedRecognizer)
+        let db = try NutritionDatabase.load(directory: URL(fileURLWithPath: TestPaths.repoRoot + "/nutrition-db"))
+        for label in r.head.classes {
+            #expect(db.label(label) != nil, "\(label) has no entry in nutrition-db/labels.json")
+            #expect(db.food(forLabel: label) != nil, "\(label) maps to no food in the tables")
+        }
+    }
+}
