@@ -42,6 +42,12 @@ public final class NutritionDatabase: Sendable {
     public static func load(directory: URL) throws(NutritionError) -> NutritionDatabase {
         let file = directory.appendingPathComponent(Format.fileName)
         guard FileManager.default.fileExists(atPath: file.path) else { throw .databaseMissing(path: file.path) }
+        // Checked before reading: Foundation's mapped read of an empty file leaks its 4 KiB buffer (found by the
+        // nutrition-db fuzz target), and a file shorter than the header cannot be a database anyway.
+        let size = ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.intValue ?? 0
+        guard size >= Format.headerSize else {
+            throw .databaseCorrupt(path: file.path, reason: "the file is \(size) bytes, shorter than the \(Format.headerSize)-byte header (truncated?)")
+        }
         let bytes: Data
         do { bytes = try Data(contentsOf: file, options: .alwaysMapped) } catch {
             throw .databaseCorrupt(path: file.path, reason: "unreadable: \(error.localizedDescription)")

@@ -426,6 +426,14 @@ func db() throws -> NutritionDatabase {
         defer { try? FileManager.default.removeItem(at: tmp) }
         try Data("FMNUTDB1 but truncated".utf8).write(to: tmp.appendingPathComponent(Format.fileName))
         #expect(throws: NutritionError.self) { try NutritionDatabase.load(directory: tmp) }
+        // Regression (fuzzer: an empty file leaked Foundation's read buffer): refused before reading, with the size.
+        try Data().write(to: tmp.appendingPathComponent(Format.fileName))
+        do {
+            _ = try NutritionDatabase.load(directory: tmp)
+            Issue.record("loaded an empty database")
+        } catch {
+            #expect(error.description.contains("0 bytes"))
+        }
         var header = Format.magic + [UInt8](repeating: 0, count: 72)
         header[8] = 99 // wrong version
         try Data(header).write(to: tmp.appendingPathComponent(Format.fileName))
