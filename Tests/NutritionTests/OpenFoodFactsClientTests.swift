@@ -73,10 +73,8 @@ struct OpenFoodFactsClientTests {
     }
 
     @Test func closedPortIsANetworkError() async throws {
-        let s = try Self.server()
-        let url = s.baseURL
-        s.stop()
-        let c = OpenFoodFactsClient(transport: CurlHTTPTransport(userAgent: "t"), baseURL: url)
+        // Port 1 on loopback: nothing listens there (a just-closed ephemeral port could be reused by a parallel test).
+        let c = OpenFoodFactsClient(transport: CurlHTTPTransport(userAgent: "t"), baseURL: "http://127.0.0.1:1")
         do { _ = try await c.product(gtin14: "03017620422003"); Issue.record("no error") } catch {
             #expect(error.kind == "network")
         }
