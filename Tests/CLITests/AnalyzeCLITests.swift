@@ -8,9 +8,14 @@ let foodmomentBinary: String = {
     return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("foodmoment").path
 }()
 
+/// Runs the binary with an empty data folder, so foods taught on this machine cannot change the answers.
 func foodmoment(_ args: String...) throws -> ProcessResult {
-    try runProcess(foodmomentBinary, args)
+    var env = ProcessInfo.processInfo.environment
+    env["FOODMOMENT_HOME"] = emptyHome
+    return try runProcess(foodmomentBinary, args, environment: env)
 }
+
+let emptyHome: String = TestPaths.makeTempDirectory("home")
 
 /// A folder with good photos, every bad input of the corpus, a non-image and a nested folder.
 func makeMixedBatch() throws -> (dir: String, good: [String], bad: [String]) {
