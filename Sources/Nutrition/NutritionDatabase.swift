@@ -179,20 +179,8 @@ public final class NutritionDatabase: Sendable {
         let parts = id.split(separator: ":", maxSplits: 1).map(String.init)
         guard parts.count == 2 else { return nil }
         if parts[0] == "off" { return product(gtin14: parts[1]) }
-        guard let source = [FoodSource.srLegacy, .foundation, .fndds].first(where: { $0.idPrefix == parts[0] }),
-              let num = UInt64(parts[1]) else { return nil }
-        let key = (source.rawValue, num)
-        let index: Int? = withView { v in
-            var lo = 0, hi = foodCount
-            while lo < hi {
-                let mid = (lo + hi) / 2, o = foodOffset(mid)
-                let k = (v.u8(o + 8), v.u64(o))
-                if k == key { return mid }
-                if k < key { lo = mid + 1 } else { hi = mid }
-            }
-            return nil
-        }
-        return index.map(foodRecord)
+        // USDA foods: the same binary search the label boost uses.
+        return entryIndex(forID: id).map(foodRecord)
     }
 
     /// A packaged product by its GTIN-14 (14 digits; shorter digit strings are zero-padded on the left).
