@@ -6,16 +6,7 @@ import Testing
 
 /// A generated striped photo (a "food" no model knows), written as PNG.
 func writeStripes(_ path: String, seed: UInt64) throws {
-    var rng = SplitMix64(seed: seed)
-    var img = RGBImage(width: 96, height: 96)
-    let phase = Int(rng.next() % 8)
-    for y in 0..<96 {
-        for x in 0..<96 {
-            let n = UInt8(rng.next() % 30)
-            img[x, y] = ((x + phase) / 6) % 2 == 0 ? (30, 60 + n, 160 + n) : (220, 230, 240 - n)
-        }
-    }
-    try Data(try ImageEncoder.png(img)).write(to: URL(fileURLWithPath: path))
+    try Data(try ImageEncoder.png(GeneratedPhotos.stripes(seed: seed))).write(to: URL(fileURLWithPath: path))
 }
 
 @Suite("foodmoment stage 1 commands (the real binary)")

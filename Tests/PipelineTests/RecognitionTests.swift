@@ -80,23 +80,9 @@ struct RecognitionTests {
 
 @Suite("Training and learning on generated photos")
 struct TrainingTests {
-    /// Two visually distinct generated "foods": warm blobs and cool stripes, with random jitter.
+    /// Two visually distinct generated "foods" (TestSupport): warm blobs (0) and cool stripes (1).
     static func photo(_ kind: Int, seed: UInt64) -> RGBImage {
-        var rng = SplitMix64(seed: seed)
-        var img = RGBImage(width: 96, height: 96)
-        let phase = Int(rng.next() % 8)
-        for y in 0..<96 {
-            for x in 0..<96 {
-                let n = UInt8(rng.next() % 30)
-                if kind == 0 {
-                    let dx = x - 48, dy = y - 48
-                    img[x, y] = dx * dx + dy * dy < 900 + phase * 40 ? (200 + n / 2, 120 + n, 40) : (250, 240 - n, 230)
-                } else {
-                    img[x, y] = ((x + phase) / 6) % 2 == 0 ? (30, 60 + n, 160 + n) : (220, 230, 240 - n)
-                }
-            }
-        }
-        return img
+        kind == 0 ? GeneratedPhotos.blob(seed: seed) : GeneratedPhotos.stripes(seed: seed)
     }
 
     @Test func headTrainedOnBackboneEmbeddingsSeparatesGeneratedClasses() throws {
