@@ -1,0 +1,226 @@
+public import Foundation
+
+/// Breakfast, lunch, dinner or snack (as in the app's data model).
+public enum MealType: String, Sendable, Codable, CaseIterable, Comparable {
+    case breakfast, lunch, dinner, snack
+
+    public static func < (a: MealType, b: MealType) -> Bool {
+        allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+    }
+}
+
+/// Energy and macronutrients. Per item these are for the item's grams; per meal they are sums.
+public struct Macros: Sendable, Codable, Equatable, Hashable {
+    public var kcal: Double
+    public var proteinG: Double
+    public var carbsG: Double
+    public var fatG: Double
+    public var fiberG: Double
+
+    public init(kcal: Double = 0, proteinG: Double = 0, carbsG: Double = 0, fatG: Double = 0, fiberG: Double = 0) {
+        self.kcal = kcal; self.proteinG = proteinG; self.carbsG = carbsG; self.fatG = fatG; self.fiberG = fiberG
+    }
+
+    public static let zero = Macros()
+
+    public static func + (a: Macros, b: Macros) -> Macros {
+        Macros(kcal: a.kcal + b.kcal, proteinG: a.proteinG + b.proteinG, carbsG: a.carbsG + b.carbsG,
+               fatG: a.fatG + b.fatG, fiberG: a.fiberG + b.fiberG)
+    }
+
+    /// These values scaled by `factor` (per-100 g values × grams / 100).
+    public func scaled(by factor: Double) -> Macros {
+        Macros(kcal: kcal * factor, proteinG: proteinG * factor, carbsG: carbsG * factor, fatG: fatG * factor,
+               fiberG: fiberG * factor)
+    }
+
+    /// Rounded for storage and display: kcal to 1, grams to 0.1.
+    public var rounded: Macros {
+        func r(_ v: Double) -> Double { (v * 10).rounded() / 10 }
+        return Macros(kcal: kcal.rounded(), proteinG: r(proteinG), carbsG: r(carbsG), fatG: r(fatG), fiberG: r(fiberG))
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case kcal
+        case proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g", fiberG = "fiber_g"
+    }
+}
+
+/// One food of a meal record: what was recognised (or typed), how much, and where each number came from.
+public struct MealFood: Sendable, Codable, Equatable, Hashable {
+    public var label: String
+    public var name: String
+    public var nameZh: String
+    public var emoji: String
+    public var confidence: Double
+    /// Where in the photo (nil for foods added by hand).
+    public var box: NormalizedBox?
+    public var grams: Double
+    /// `default_portion`, `box_area`, `reference_object`, `llm`, `user`.
+    public var gramsSource: String
+    /// Who named the food: `model`, `learned`, `llm`, `user`.
+    public var source: String
+    /// The nutrition table food the numbers come from (nil when the label maps to none).
+    public var foodId: String?
+    public var provenance: String?
+    /// Table values per 100 g, kept so an edit of `grams` recomputes `nutrients` without the table.
+    public var per100g: Macros?
+    /// For `grams` (per100g × grams / 100, rounded).
+    public var nutrients: Macros
+    /// Content hash of the photo the food was seen in (nil for hand-added foods).
+    public var photoHash: String?
+
+    public init(label: String, name: String, nameZh: String = "", emoji: String = "🍽️", confidence: Double = 1,
+                box: NormalizedBox? = nil, grams: Double, gramsSource: String, source: String,
+                foodId: String? = nil, provenance: String? = nil, per100g: Macros? = nil, photoHash: String? = nil) {
+        self.label = label; self.name = name; self.nameZh = nameZh; self.emoji = emoji; self.confidence = confidence
+        self.box = box; self.grams = grams; self.gramsSource = gramsSource; self.source = source
+        self.foodId = foodId; self.provenance = provenance; self.per100g = per100g; self.photoHash = photoHash
+        self.nutrients = per100g.map { $0.scaled(by: grams / 100).rounded } ?? .zero
+    }
+
+    /// Changes the grams (by hand) and recomputes the nutrients from the per-100 g values.
+    public mutating func setGrams(_ newGrams: Double, source: String = "user") {
+        grams = newGrams
+        gramsSource = source
+        nutrients = per100g.map { $0.scaled(by: newGrams / 100).rounded } ?? .zero
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case label, name, emoji, confidence, box, grams, source, provenance, nutrients
+        case nameZh = "name_zh", gramsSource = "grams_source", foodId = "food_id", per100g = "per_100g"
+        case photoHash = "photo_hash"
+    }
+}
+
+/// A photo that belongs to a meal record.
+public struct MealPhoto: Sendable, Codable, Equatable, Hashable {
+    /// SHA-256 of the file's bytes, hex: the identity that keeps a photo from being logged twice.
+    public var hash: String
+    public var path: String
+    public var takenAt: Date
+    /// `exif` (DateTimeOriginal, with OffsetTimeOriginal when present), `exif_local` (no offset: read in the
+    /// machine's time zone) or `file_time`.
+    public var timeSource: String
+
+    public init(hash: String, path: String, takenAt: Date, timeSource: String) {
+        self.hash = hash; self.path = path; self.takenAt = takenAt; self.timeSource = timeSource
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case hash, path
+        case takenAt = "taken_at", timeSource = "time_source"
+    }
+}
+
+/// A meal in the diary: one or more photos of one meal, their foods and the totals recomputed from the foods.
+public struct MealRecord: Sendable, Codable, Equatable {
+    /// Stable identity (a UUID string), kept across export and import.
+    public var id: String
+    public var type: MealType
+    public var time: Date
+    /// The photo's UTC offset in seconds when known (EXIF OffsetTimeOriginal), for showing local time.
+    public var utcOffsetSeconds: Int?
+    public var title: String
+    public var foods: [MealFood]
+    public var photos: [MealPhoto]
+    public var tags: [String]
+    /// Free text about the meal (the LLM's notes, when refinement ran; else a summary of stage 1).
+    public var analysis: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(id: String = UUID().uuidString, type: MealType, time: Date, utcOffsetSeconds: Int? = nil, title: String,
+                foods: [MealFood], photos: [MealPhoto] = [], tags: [String] = [], analysis: String? = nil,
+                createdAt: Date, updatedAt: Date? = nil) {
+        self.id = id; self.type = type; self.time = time; self.utcOffsetSeconds = utcOffsetSeconds; self.title = title
+        self.foods = foods; self.photos = photos; self.tags = tags; self.analysis = analysis
+        self.createdAt = createdAt; self.updatedAt = updatedAt ?? createdAt
+    }
+
+    /// Always the sum of the foods: never stored apart from them.
+    public var totals: Macros { foods.reduce(Macros.zero) { $0 + $1.nutrients }.rounded }
+
+    enum CodingKeys: String, CodingKey {
+        case id, type, time, title, foods, photos, tags, analysis, totals
+        case utcOffsetSeconds = "utc_offset_seconds", createdAt = "created_at", updatedAt = "updated_at"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        type = try c.decode(MealType.self, forKey: .type)
+        time = try c.decode(Date.self, forKey: .time)
+        utcOffsetSeconds = try c.decodeIfPresent(Int.self, forKey: .utcOffsetSeconds)
+        title = try c.decode(String.self, forKey: .title)
+        foods = try c.decode([MealFood].self, forKey: .foods)
+        photos = try c.decodeIfPresent([MealPhoto].self, forKey: .photos) ?? []
+        tags = try c.decodeIfPresent([String].self, forKey: .tags) ?? []
+        analysis = try c.decodeIfPresent(String.self, forKey: .analysis)
+        createdAt = try c.decode(Date.self, forKey: .createdAt)
+        updatedAt = try c.decodeIfPresent(Date.self, forKey: .updatedAt) ?? createdAt
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(type, forKey: .type)
+        try c.encode(time, forKey: .time)
+        try c.encodeIfPresent(utcOffsetSeconds, forKey: .utcOffsetSeconds)
+        try c.encode(title, forKey: .title)
+        try c.encode(totals, forKey: .totals)
+        try c.encode(foods, forKey: .foods)
+        try c.encode(photos, forKey: .photos)
+        try c.encode(tags, forKey: .tags)
+        try c.encodeIfPresent(analysis, forKey: .analysis)
+        try c.encode(createdAt, forKey: .createdAt)
+        try c.encode(updatedAt, forKey: .updatedAt)
+    }
+}
+
+public struct WaterLog: Sendable, Codable, Equatable {
+    public var id: String
+    public var time: Date
+    public var milliliters: Double
+    public init(id: String = UUID().uuidString, time: Date, milliliters: Double) {
+        self.id = id; self.time = time; self.milliliters = milliliters
+    }
+}
+
+public struct WeightLog: Sendable, Codable, Equatable {
+    public var id: String
+    public var time: Date
+    public var kilograms: Double
+    public init(id: String = UUID().uuidString, time: Date, kilograms: Double) {
+        self.id = id; self.time = time; self.kilograms = kilograms
+    }
+}
+
+/// Daily targets; nil means "not set".
+public struct Goals: Sendable, Codable, Equatable {
+    public var dailyKcal: Double?
+    public var proteinG: Double?
+    public var carbsG: Double?
+    public var fatG: Double?
+    public var waterMl: Double?
+    public var targetWeightKg: Double?
+
+    public init(dailyKcal: Double? = nil, proteinG: Double? = nil, carbsG: Double? = nil, fatG: Double? = nil,
+                waterMl: Double? = nil, targetWeightKg: Double? = nil) {
+        self.dailyKcal = dailyKcal; self.proteinG = proteinG; self.carbsG = carbsG; self.fatG = fatG
+        self.waterMl = waterMl; self.targetWeightKg = targetWeightKg
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case dailyKcal = "daily_kcal", proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g"
+        case waterMl = "water_ml", targetWeightKg = "target_weight_kg"
+    }
+}
+
+public struct Achievement: Sendable, Codable, Equatable {
+    public var id: String
+    public var title: String
+    public var unlockedAt: Date
+    public init(id: String, title: String, unlockedAt: Date) { self.id = id; self.title = title; self.unlockedAt = unlockedAt }
+    enum CodingKeys: String, CodingKey { case id, title; case unlockedAt = "unlocked_at" }
+}
