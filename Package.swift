@@ -35,11 +35,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
     ],
     targets: [
-        // C: setjmp-guarded libjpeg / libpng calls returning codes and messages; never printf, never exit.
+        // C: setjmp-guarded libjpeg / libpng calls returning codes and messages; never printf, never exit. Also the
+        // photo content digest (libcrypto SHA-256).
         .target(
             name: "CImageShims",
             cSettings: [.unsafeFlags(["-O2"])],
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("z")]
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("z"), .linkedLibrary("crypto")]
         ),
         // C: one blocking libcurl GET with every option we rely on (variadic setopt and callbacks stay in C).
         .target(name: "CCurlShims", linkerSettings: [.linkedLibrary("curl")]),

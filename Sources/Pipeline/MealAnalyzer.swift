@@ -15,9 +15,12 @@ public struct FoodNutrition: Sendable, Codable, Equatable {
     public var carbsG: Double?
     public var fatG: Double?
     public var fiberG: Double?
+    /// The table's values per 100 g (what the numbers above are scaled from).
+    public var per100g: Macros?
 
     enum CodingKeys: String, CodingKey {
         case kcal, provenance
+        case per100g = "per_100g"
         case foodId = "food_id", foodName = "food_name"
         case proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g", fiberG = "fiber_g"
     }
@@ -66,14 +69,27 @@ public final class MealAnalyzer: @unchecked Sendable {
 
     public func analyze(path: String) -> PhotoResult {
         let start = ContinuousClock.now
-        switch decoder.decode(path: path) {
+        do {
+            return analyze(try PhotoFile.read(atPath: path, maxBytes: decoder.options.maxFileBytes), start: start)
+        } catch {
+            return PhotoResult(file: path, error: PhotoError(error))
+        }
+    }
+
+    /// Decode → recognise → nutrition for a file already read and hashed.
+    public func analyze(_ file: PhotoFile, start: ContinuousClock.Instant = .now) -> PhotoResult {
+        let path = file.path
+        switch decoder.decode(file, start: start) {
         case .failure(let error):
-            return PhotoResult(file: path, error: error)
+            var result = PhotoResult(file: path, error: error)
+            result.photoHash = file.sha256
+            return result
         case .success(let (decoded, summary)):
             do {
                 let recognition = try recognizer.recognize(decoded.image)
                 let foods = recognition.foods.map { AnalyzedFood(food: $0, nutrition: nutritionFor($0)) }
                 var result = PhotoResult(file: path, decode: summary)
+                result.photoHash = file.sha256
                 result.foods = foods
                 if foods.contains(where: { $0.nutrition != nil }) { result.totals = MealTotals(foods) }
                 result.unknown = recognition.unknown
@@ -89,7 +105,9 @@ public final class MealAnalyzer: @unchecked Sendable {
                 }
                 return result
             } catch {
-                return PhotoResult(file: path, decode: summary, error: PhotoError(kind: "recognition_failed", message: "\(error)"))
+                var result = PhotoResult(file: path, decode: summary, error: PhotoError(kind: "recognition_failed", message: "\(error)"))
+                result.photoHash = file.sha256
+                return result
             }
         }
     }
@@ -99,8 +117,13 @@ public final class MealAnalyzer: @unchecked Sendable {
               let facts = try? db.nutrients(for: food, grams: f.grams) else { return nil }
         func r(_ v: Double?, _ places: Double = 10) -> Double? { v.map { ($0 * places).rounded() / places } }
         let n = facts.nutrients
-        return FoodNutrition(foodId: food.id, foodName: food.name, provenance: food.provenance,
-                             kcal: r(n[.energyKcal], 1), proteinG: r(n[.protein]), carbsG: r(n[.carbohydrate]),
-                             fatG: r(n[.fat]), fiberG: r(n[.fiber]))
+        var result = FoodNutrition(foodId: food.id, foodName: food.name, provenance: food.provenance,
+                                   kcal: r(n[.energyKcal], 1), proteinG: r(n[.protein]), carbsG: r(n[.carbohydrate]),
+                                   fatG: r(n[.fat]), fiberG: r(n[.fiber]))
+        if let per100 = try? db.nutrients(for: food, grams: 100).nutrients {
+            result.per100g = Macros(kcal: per100[.energyKcal] ?? 0, proteinG: per100[.protein] ?? 0,
+                                    carbsG: per100[.carbohydrate] ?? 0, fatG: per100[.fat] ?? 0, fiberG: per100[.fiber] ?? 0)
+        }
+        return result
     }
 }

@@ -44,6 +44,8 @@ public struct PhotoError: Error, Sendable, Codable, Equatable {
 /// The result for one input file: either a result or an error, never both.
 public struct PhotoResult: Sendable, Codable, Equatable {
     public var file: String
+    /// SHA-256 of the file's bytes (nil when the file could not be read).
+    public var photoHash: String?
     public var decode: DecodeSummary?
     public var error: PhotoError?
     /// Stage 1 (+ nutrition): the foods found, best first. nil when recognition did not run.
@@ -59,6 +61,11 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     public var flags: [PlausibilityFlag]?
     /// Sums over the foods that have nutrition.
     public var totals: MealTotals?
+
+    enum CodingKeys: String, CodingKey {
+        case file, decode, error, foods, unknown, top, timings, flags, totals
+        case photoHash = "photo_hash"
+    }
 
     public init(file: String, decode: DecodeSummary? = nil, error: PhotoError? = nil) {
         self.file = file
@@ -80,7 +87,16 @@ public struct PhotoDecoder: Sendable {
     public func decode(path: String) -> Result<(DecodedImage, DecodeSummary), PhotoError> {
         let start = ContinuousClock.now
         do {
-            let decoded = try ImageDecoder.decodeFile(atPath: path, options: options)
+            return decode(try PhotoFile.read(atPath: path, maxBytes: options.maxFileBytes), start: start)
+        } catch {
+            return .failure(PhotoError(error))
+        }
+    }
+
+    /// Decodes a file already read (and hashed) by `PhotoFile.read`.
+    public func decode(_ file: PhotoFile, start: ContinuousClock.Instant = .now) -> Result<(DecodedImage, DecodeSummary), PhotoError> {
+        do {
+            let decoded = try ImageDecoder.decode(file.bytes, options: options)
             let elapsed = ContinuousClock.now - start
             let full = decoded.uprightFullSize
             let summary = DecodeSummary(

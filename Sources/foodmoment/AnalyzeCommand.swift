@@ -22,16 +22,43 @@ struct AnalyzeCommand: AsyncParsableCommand {
           foodmoment analyze lunch.jpg dinner.png --json
           foodmoment analyze ~/Photos --json > results.json
           foodmoment analyze ~/Photos --decode-only
+          foodmoment analyze ~/Photos --log            also merge into the meal diary
+          foodmoment analyze /corpus --ndjson --shard 3/8 > part-3.ndjson
 
-        Exit codes: 0 all files succeeded, 1 some failed (the others were processed), 2 usage error.
+        Resuming: every finished photo is kept in a journal (in the meal store) under its content hash, so a run \
+        stopped at any moment (Ctrl-C, kill -9, a crash) and started again skips what was done, prints its stored \
+        result, and never logs a photo twice. --force analyses everything again; --no-journal keeps nothing.
+
+        Exit codes: 0 all files succeeded, 1 some failed (the others were processed), 2 usage error, 130 interrupted.
         """
     )
 
     @Argument(help: "Photos or folders (walked recursively).")
     var paths: [String]
 
-    @Flag(help: "Print one JSON document (an array of per-file results) on stdout.")
+    @Flag(help: "Print one JSON document (an array of per-file results) on stdout, streamed as photos finish.")
     var json = false
+
+    @Flag(help: "Print one JSON object per file per line (NDJSON) on stdout, as photos finish.")
+    var ndjson = false
+
+    @Option(help: ArgumentHelp("Also write one CSV row per food (one per file without foods) to this file.", valueName: "file"))
+    var csv: String?
+
+    @Flag(help: "Merge the results into meal records in the meal store (the diary): see `foodmoment meal list`.")
+    var log = false
+
+    @Option(help: ArgumentHelp("The meal store (default: meals.sqlite in your data folder, see $FOODMOMENT_HOME).", valueName: "file"))
+    var db: String?
+
+    @Flag(help: "Analyse again even photos finished in an earlier run (their diary foods are replaced).")
+    var force = false
+
+    @Flag(help: "Do not read or write the batch journal (no resume, nothing stored).")
+    var noJournal = false
+
+    @Option(help: ArgumentHelp("Process only shard K of N (K = 0…N-1): a deterministic 1/N of the files, by path.", valueName: "K/N"))
+    var shard: String?
 
     @Option(help: "Refuse images with more pixels than this (checked before any pixel is allocated).")
     var maxPixels: Int = 100_000_000
@@ -45,14 +72,14 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Flag(help: "Accept truncated/corrupt JPEG data (libjpeg's recovered pixels) and report it as a warning.")
     var acceptDamaged = false
 
-    @Flag(help: "Only decode (no recognition, no nutrition).")
+    @Flag(help: "Only decode (no recognition, no nutrition, no journal).")
     var decodeOnly = false
 
     @Option(help: "Models folder (default: the bundled models/, or $FOODMOMENT_MODELS).")
     var models: String?
 
-    @Option(help: "Nutrition database folder (default: the bundled nutrition-db/, or $FOODMOMENT_NUTRITION_DB).")
-    var db: String?
+    @Option(help: ArgumentHelp("Nutrition database folder (default: the bundled nutrition-db/, or $FOODMOMENT_NUTRITION_DB).", valueName: "dir"))
+    var nutritionDb: String?
 
     @Option(help: "Photos analysed at once (one model instance each).")
     var threads = ProcessInfo.processInfo.activeProcessorCount
@@ -62,18 +89,27 @@ struct AnalyzeCommand: AsyncParsableCommand {
         for path in paths where !FileManager.default.fileExists(atPath: path) {
             throw ValidationError("no such file or folder: \(path)")
         }
+        if json && ndjson { throw ValidationError("choose one of --json and --ndjson") }
         if maxPixels <= 0 { throw ValidationError("--max-pixels must be positive") }
         if decodeSize < 0 { throw ValidationError("--decode-size must be 0 or more") }
         if threads < 1 { throw ValidationError("--threads must be at least 1") }
+        if let shard, Shard(parsing: shard) == nil {
+            throw ValidationError("--shard takes K/N with 0 ≤ K < N, e.g. --shard 0/4 (got \(shard))")
+        }
+        if log && (noJournal || decodeOnly) { throw ValidationError("--log needs recognition and the store: drop --no-journal / --decode-only") }
     }
 
     func run() async throws {
-        let items = FileWalker().expand(paths)
+        let shardFilter = shard.flatMap(Shard.init(parsing:))
         var photos: [String] = []
-        for item in items {
-            switch item {
-            case .photo(let path): photos.append(path)
-            case .skipped(let path, let reason): Output.note("note: skipped \(path): \(reason)")
+        for root in paths {
+            for item in FileWalker().expand([root]) {
+                switch item {
+                case .photo(let path):
+                    if let s = shardFilter, !s.contains(relativePath: Shard.relativePath(path, root: root)) { continue }
+                    photos.append(path)
+                case .skipped(let path, let reason): Output.note("note: skipped \(path): \(reason)")
+                }
             }
         }
         let decoder = PhotoDecoder(options: DecodeOptions(
@@ -81,17 +117,19 @@ struct AnalyzeCommand: AsyncParsableCommand {
             acceptDamagedData: acceptDamaged))
         var analyzers: [MealAnalyzer] = []
         let workers = max(1, min(threads, photos.count))
+        let modelsDir = models ?? ResourceLocator.modelsDirectory()
+        let nutritionDir = nutritionDb.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
         if !decodeOnly && !photos.isEmpty {
             let nutrition: NutritionDatabase?
             do {
-                nutrition = try NutritionDatabase.load(directory: db.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory())
+                nutrition = try NutritionDatabase.load(directory: nutritionDir)
             } catch {
                 Output.note("note: no nutrition numbers: \(error)")
                 nutrition = nil
             }
             do {
                 for _ in 0..<workers {
-                    let recognizer = try FoodRecognizer.load(modelsDirectory: models ?? ResourceLocator.modelsDirectory(),
+                    let recognizer = try FoodRecognizer.load(modelsDirectory: modelsDir,
                                                              userDataDirectory: ResourceLocator.userDataDirectory(),
                                                              displays: MealAnalyzer.displays(from: nutrition))
                     analyzers.append(MealAnalyzer(decoder: decoder, recognizer: recognizer, nutrition: nutrition))
@@ -101,57 +139,72 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
+        var journal: (any BatchJournal)?
+        if !decodeOnly && !noJournal && !photos.isEmpty {
+            journal = try openJournal()
+        }
+        let settings = BatchSettings.key(modelsDirectory: modelsDir, nutritionDirectory: nutritionDir.path,
+                                         userDataDirectory: ResourceLocator.userDataDirectory(), decodeSize: decodeSize,
+                                         acceptDamaged: acceptDamaged)
+        let runner = BatchRunner(analyzers: analyzers, decoder: decoder, journal: journal,
+                                 options: .init(settings: settings, force: force, log: log))
+        var csvWriter: LineWriter?
+        if let csv {
+            csvWriter = try LineWriter(path: csv)
+            csvWriter?.write(ResultCSV.header)
+        }
         let progress = ProgressLine(total: photos.count)
         let nameWidth = min(60, photos.map(\.count).max() ?? 0)
-        var results: [PhotoResult] = []
-        results.reserveCapacity(photos.count)
-        let start = ContinuousClock.now
-        // Chunks of a few photos per worker: every worker has its own model, results print in input order, and
-        // memory stays bounded by the chunk (decoded pixels are dropped as soon as a photo is done).
-        let chunkSize = workers * 4
-        for chunkStart in stride(from: 0, to: photos.count, by: chunkSize) {
-            let chunk = Array(photos[chunkStart..<min(photos.count, chunkStart + chunkSize)])
-            let lock = NSLock()
-            nonisolated(unsafe) var chunkResults = [PhotoResult?](repeating: nil, count: chunk.count)
-            let analyzersCopy = analyzers
-            DispatchQueue.concurrentPerform(iterations: min(workers, chunk.count)) { w in
-                var i = w
-                while i < chunk.count {
-                    let r: PhotoResult
-                    if w < analyzersCopy.count {
-                        r = analyzersCopy[w].analyze(path: chunk[i])
-                    } else {
-                        switch decoder.decode(path: chunk[i]) {
-                        case .success(let (_, summary)): r = PhotoResult(file: chunk[i], decode: summary)
-                        case .failure(let error): r = PhotoResult(file: chunk[i], error: error)
-                        }
-                    }
-                    lock.lock(); chunkResults[i] = r; lock.unlock()
-                    progress.advance(chunk[i])
-                    i += min(workers, chunk.count)
+        let interrupt = InterruptFlag()
+        let stdout = LineWriter.standardOutput
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let pretty = JSONEncoder()
+        pretty.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        if json { stdout.write("[") }
+        var first = true
+        let summary = runner.run(paths: photos, workers: workers, onItem: { item in
+            let r = item.result
+            if let e = item.journalError { Output.note("warning: \(r.file): not stored in the journal: \(e)") }
+            if ndjson {
+                if let data = try? encoder.encode(r) { stdout.write(String(decoding: data, as: UTF8.self)) }
+            } else if json {
+                if let data = try? pretty.encode(r) {
+                    let text = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                        .map { "  " + $0 }.joined(separator: "\n")
+                    stdout.write((first ? "" : ",") + "\n" + text, newline: false)
+                    first = false
                 }
+            } else {
+                printLine(r, nameWidth: nameWidth, item: item)
             }
-            for r in chunkResults.compactMap({ $0 }) {
-                results.append(r)
-                if !json { printLine(r, nameWidth: nameWidth) }
-            }
-        }
+            for row in ResultCSV.rows(r) { csvWriter?.write(row) }
+        }, onDone: { progress.advance($0) }, shouldStop: { interrupt.isSet })
         progress.finish()
-        let failed = results.filter { !$0.succeeded }.count
-        if json {
-            print(try Output.json(results))
-        } else {
-            let elapsed = PhotoDecoder.milliseconds(ContinuousClock.now - start)
-            let foods = results.reduce(0) { $0 + ($1.foods?.count ?? 0) }
-            let rate = elapsed > 0 ? Double(results.count) / elapsed * 1000 : 0
-            print("\(results.count) files, \(results.count - failed) ok, \(failed) failed, \(foods) foods, "
-                  + String(format: "%.1f ms, %.1f photos/s on %d thread%@", elapsed, rate, workers, workers == 1 ? "" : "s"))
+        if json { stdout.write(first ? "]" : "\n]") }
+        csvWriter?.close()
+        let line = summaryLine(summary)
+        if json || ndjson { Output.note(line) } else { print(line) }
+        if summary.fromJournal > 0 && !json && !ndjson {
+            print("(\(summary.fromJournal) finished in an earlier run, taken from the journal \(journalPath()); --force analyses them again)")
         }
         if photos.isEmpty { Output.note("note: no photos found under \(paths.joined(separator: ", "))") }
-        if failed > 0 { throw ExitCode(1) }
+        if interrupt.isSet {
+            Output.note("interrupted: \(summary.files) of \(photos.count) files done; run the same command again to resume")
+            throw ExitCode(130)
+        }
+        if summary.failed > 0 || summary.journalErrors > 0 { throw ExitCode(1) }
     }
 
-    private func printLine(_ r: PhotoResult, nameWidth: Int) {
+    private func summaryLine(_ s: BatchRunner.Summary) -> String {
+        var text = "\(s.files) files, \(s.succeeded) ok, \(s.failed) failed, \(s.foods) foods"
+        if s.fromJournal > 0 { text += ", \(s.analysed) analysed, \(s.fromJournal) from the journal" }
+        text += String(format: ", %.1f s, %.1f photos/s on %d thread%@", s.seconds, s.photosPerSecond, s.workers, s.workers == 1 ? "" : "s")
+        if log { text += "; diary: \(s.mealsCreated) meals created, \(s.mealsMerged) photos merged into meals, \(s.duplicates) already logged" }
+        return text
+    }
+
+    private func printLine(_ r: PhotoResult, nameWidth: Int, item: BatchRunner.Item) {
         let file = Output.pad(r.file, nameWidth)
         if let d = r.decode {
             let size = Output.pad("\(d.format.uppercased()) \(d.width)x\(d.height)", 15)
@@ -161,6 +214,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
             var line = "\(file)  \(size) \(orient) \(decoded) \(time)"
             if !d.warnings.isEmpty { line += "  warning: \(d.warnings.joined(separator: "; "))" }
             if let e = r.error { line += "  error: \(e.message)" }
+            if item.origin == .journal { line += "  (journal)" }
             print(line)
             if r.unknown == true {
                 let best = r.top?.first.map { String(format: " (best guess %@ %.2f)", $0.label, $0.probability) } ?? ""
@@ -179,6 +233,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                              t.kcal, t.proteinG, t.carbsG, t.fatG, t.fiberG))
             }
             for flag in r.flags ?? [] { print("    ⚠️  \(flag.message)") }
+            if let logged = item.logged { print("    📔 \(logged.outcome == "created" ? "new meal" : logged.outcome) \(logged.mealID.prefix(8))") }
         } else if let e = r.error {
             print("\(file)  error: \(e.message)")
         }

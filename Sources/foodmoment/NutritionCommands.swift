@@ -2,9 +2,9 @@ import ArgumentParser
 import Foundation
 import Nutrition
 
-/// `--db DIR`: where nutrition.fmdb and labels.json live.
+/// `--nutrition-db DIR`: where nutrition.fmdb and labels.json live. (`--db` names the meal store.)
 struct NutritionDBOptions: ParsableArguments {
-    @Option(name: .customLong("db"), help: ArgumentHelp(
+    @Option(name: .customLong("nutrition-db"), help: ArgumentHelp(
         "Nutrition database directory (default: $FOODMOMENT_NUTRITION_DB, else the nutrition-db/ folder of the package the executable was built in, else ./nutrition-db).",
         valueName: "dir"))
     var directory: String?

@@ -69,4 +69,7 @@ fm_status fm_png_encode_rgb(const uint8_t *pixels, uint32_t width, uint32_t heig
 
 void fm_free(void *p);
 
+/// SHA-256 of `length` bytes into `out` (libcrypto). 0 on success.
+int fm_sha256(const unsigned char *data, size_t length, unsigned char out[32]);
+
 #endif

@@ -1,0 +1,38 @@
+internal import CImageShims
+public import Foundation
+
+/// A photo file read once: its bytes (decoded from memory afterwards), its content hash and its modification
+/// time. The batch reads every file exactly once.
+public struct PhotoFile: Sendable {
+    public var path: String
+    public var bytes: [UInt8]
+    /// SHA-256 of the bytes, lowercase hex: the photo's identity (a renamed or copied photo keeps it).
+    public var sha256: String
+    public var modified: Date
+
+    /// Reads the file (refusing more than `maxBytes`, non-regular files and unreadable paths) and hashes it.
+    public static func read(atPath path: String, maxBytes: Int) throws(ImageCodecError) -> PhotoFile {
+        let bytes = try ImageDecoder.readFile(atPath: path, maxBytes: maxBytes)
+        var modified = Date(timeIntervalSince1970: 0)
+        var st = stat()
+        if stat(path, &st) == 0 {
+            modified = Date(timeIntervalSince1970: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9)
+        }
+        return PhotoFile(path: path, bytes: bytes, sha256: ContentDigest.sha256Hex(bytes), modified: modified)
+    }
+}
+
+/// SHA-256 through libcrypto (SHA extensions where the CPU has them).
+public enum ContentDigest {
+    public static func sha256Hex(_ bytes: [UInt8]) -> String {
+        var digest = [UInt8](repeating: 0, count: 32)
+        let status = bytes.withUnsafeBufferPointer { src in
+            digest.withUnsafeMutableBufferPointer { fm_sha256(src.baseAddress, src.count, $0.baseAddress) }
+        }
+        precondition(status == 0, "libcrypto SHA-256 failed")  // only on allocation failure inside OpenSSL
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        var out = [UInt8](); out.reserveCapacity(64)
+        for b in digest { out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 15)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Pipeline
+
+/// Writes lines to stdout or to a file the user named. Files are created without following a symlink at the
+/// final path component (`O_NOFOLLOW`), so a planted link cannot redirect output somewhere the user did not name.
+final class LineWriter: @unchecked Sendable {
+    private let fd: Int32
+    private let owned: Bool
+
+    static let standardOutput = LineWriter(fd: STDOUT_FILENO, owned: false)
+
+    private init(fd: Int32, owned: Bool) { self.fd = fd; self.owned = owned }
+
+    convenience init(path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        if fd < 0 {
+            let why = errno == ELOOP ? "it is a symbolic link (refused; name the real file)" : String(cString: strerror(errno))
+            throw ValidationErrorMessage("cannot write \(path): \(why)")
+        }
+        self.init(fd: fd, owned: true)
+    }
+
+    func write(_ line: String, newline: Bool = true) {
+        var bytes = Array(line.utf8)
+        if newline { bytes.append(10) }
+        bytes.withUnsafeBytes { raw in
+            var done = 0
+            while done < raw.count {
+                let n = Foundation.write(fd, raw.baseAddress! + done, raw.count - done)
+                if n < 0 { if errno == EINTR { continue }; return }
+                done += n
+            }
+        }
+    }
+
+    func close() { if owned { _ = Foundation.close(fd) } }
+}
+
+struct ValidationErrorMessage: Error, CustomStringConvertible {
+    var description: String
+    init(_ message: String) { description = message }
+}
+
+/// Ctrl-C (SIGINT) and SIGTERM ask the batch to stop after the chunk in flight (everything finished is already
+/// journaled); a second Ctrl-C stops at once.
+final class InterruptFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var set = false
+    private var sources: [any DispatchSourceSignal] = []
+
+    init() {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [weak self] in
+                guard let self else { return }
+                self.lock.lock()
+                let again = self.set
+                self.set = true
+                self.lock.unlock()
+                if again { signal(sig, SIG_DFL); raise(sig) }
+                Output.note("\nstopping after the photos in flight (Ctrl-C again to stop now)…")
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return set }
+}
