@@ -18,6 +18,8 @@ typedef struct {
 typedef struct {
     struct jpeg_progress_mgr pub;
     int max_scans;
+    int64_t deadline_ns;        // 0 = no time budget
+    int64_t budget_ns;
 } fm_jpeg_progress;
 
 void fm_report_reset(fm_report *r) {
@@ -83,6 +85,15 @@ static void fm_jpeg_progress_monitor(j_common_ptr cinfo) {
         }
         longjmp(err->jump, 1);
     }
+    if (p->deadline_ns > 0 && fm_monotonic_ns() > p->deadline_ns) {
+        fm_jpeg_error *err = (fm_jpeg_error *)cinfo->err;
+        err->status = FM_ERR_LIMIT;
+        if (err->report) {
+            snprintf(err->report->message, FM_MSG_CAP, "decoding took longer than its time budget of %lld ms",
+                     (long long)(p->budget_ns / 1000000));
+        }
+        longjmp(err->jump, 1);
+    }
 }
 
 static void fm_jpeg_install_errors(struct jpeg_decompress_struct *cinfo, fm_jpeg_error *err, fm_report *report) {
@@ -122,7 +133,7 @@ fm_status fm_jpeg_info_read(const uint8_t *data, size_t size, int scale_num, fm_
     return FM_OK;
 }
 
-fm_status fm_jpeg_decode_rgb(const uint8_t *data, size_t size, int scale_num, int max_scans,
+fm_status fm_jpeg_decode_rgb(const uint8_t *data, size_t size, int scale_num, int max_scans, int64_t budget_ns,
                              uint8_t *out, size_t out_size, uint32_t *out_width, uint32_t *out_height,
                              fm_report *report) {
     fm_report_reset(report);
@@ -141,6 +152,8 @@ fm_status fm_jpeg_decode_rgb(const uint8_t *data, size_t size, int scale_num, in
     memset(&progress, 0, sizeof(progress));
     progress.pub.progress_monitor = fm_jpeg_progress_monitor;
     progress.max_scans = max_scans;
+    progress.budget_ns = budget_ns;
+    progress.deadline_ns = budget_ns > 0 ? fm_monotonic_ns() + budget_ns : 0;
     cinfo.progress = &progress.pub;
     jpeg_mem_src(&cinfo, data, (unsigned long)size);
     jpeg_read_header(&cinfo, TRUE);

@@ -1,4 +1,5 @@
 #include "fm_image_shims.h"
+#include <time.h>
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -15,7 +16,29 @@ typedef struct {
     int truncated;
     fm_report *report;
     fm_status status;
+    int64_t deadline_ns;        // 0 = no time budget
+    int64_t budget_ns;
 } fm_png_source;
+
+int64_t fm_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/// Called by libpng after every row: enforces the decode's time budget.
+static void fm_png_row_fn(png_structp png, png_uint_32 row, int pass) {
+    (void)row; (void)pass;
+    fm_png_source *src = (fm_png_source *)png_get_io_ptr(png);
+    if (src && src->deadline_ns > 0 && fm_monotonic_ns() > src->deadline_ns) {
+        src->status = FM_ERR_LIMIT;
+        if (src->report) {
+            snprintf(src->report->message, FM_MSG_CAP, "decoding took longer than its time budget of %lld ms",
+                     (long long)(src->budget_ns / 1000000));
+        }
+        png_error(png, "time budget");
+    }
+}
 
 static void fm_png_error_fn(png_structp png, png_const_charp message) {
     fm_png_source *src = (fm_png_source *)png_get_error_ptr(png);
@@ -100,7 +123,8 @@ static void fm_composite_row(const uint8_t *rgba, uint8_t *rgb, uint32_t width) 
     }
 }
 
-fm_status fm_png_decode_rgb(const uint8_t *data, size_t size, uint8_t *out, size_t out_size, fm_report *report) {
+fm_status fm_png_decode_rgb(const uint8_t *data, size_t size, int64_t budget_ns, uint8_t *out, size_t out_size,
+                            fm_report *report) {
     fm_png_source src;
     png_structp png = NULL;
     png_infop info = NULL;
@@ -108,6 +132,8 @@ fm_status fm_png_decode_rgb(const uint8_t *data, size_t size, uint8_t *out, size
     png_bytep *volatile rows = NULL;
     fm_status s = fm_png_begin(&src, data, size, report, &png, &info);
     if (s != FM_OK) return s;
+    src.budget_ns = budget_ns;
+    src.deadline_ns = budget_ns > 0 ? fm_monotonic_ns() + budget_ns : 0;
     if (setjmp(png_jmpbuf(png))) {
         free(temp);
         free(rows);
@@ -115,6 +141,7 @@ fm_status fm_png_decode_rgb(const uint8_t *data, size_t size, uint8_t *out, size
         if (src.status != FM_OK) return src.status;
         return src.truncated ? FM_ERR_TRUNCATED : FM_ERR_DECODE;
     }
+    png_set_read_status_fn(png, fm_png_row_fn);
     png_read_info(png, info);
     uint32_t width = png_get_image_width(png, info);
     uint32_t height = png_get_image_height(png, info);

@@ -18,14 +18,27 @@ public struct DecodeOptions: Sendable, Equatable {
     /// Truncated or corrupt JPEG data is an error by default. With this set, libjpeg's recovered pixels are
     /// returned and the problem is listed in `DecodedImage.warnings` instead.
     public var acceptDamagedData: Bool = false
+    /// Wall-time budget for decoding one image (checked by libjpeg's progress monitor and after every PNG row):
+    /// past it the decode stops with `resourceLimit`. nil = none. Pixel and scan limits bound the work anyway;
+    /// this bounds what a hostile file can cost on a slow or busy machine.
+    public var timeBudget: Duration?
 
     public init(minShortSide: Int? = nil, maxPixels: Int = 100_000_000, maxFileBytes: Int = 256 << 20,
-                applyOrientation: Bool = true, acceptDamagedData: Bool = false) {
+                applyOrientation: Bool = true, acceptDamagedData: Bool = false, timeBudget: Duration? = nil) {
+        self.timeBudget = timeBudget
         self.minShortSide = minShortSide
         self.maxPixels = maxPixels
         self.maxFileBytes = maxFileBytes
         self.applyOrientation = applyOrientation
         self.acceptDamagedData = acceptDamagedData
+    }
+}
+
+extension DecodeOptions {
+    var budgetNanoseconds: Int64 {
+        guard let b = timeBudget else { return 0 }
+        let c = b.components
+        return max(1, c.seconds * 1_000_000_000 + c.attoseconds / 1_000_000_000)
     }
 }
 
@@ -125,7 +138,7 @@ public enum ImageDecoder {
         var gotW: UInt32 = 0, gotH: UInt32 = 0
         var pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             status = bytes.withUnsafeBufferPointer { src in
-                fm_jpeg_decode_rgb(src.baseAddress, src.count, Int32(n), Int32(options.maxProgressiveScans),
+                fm_jpeg_decode_rgb(src.baseAddress, src.count, Int32(n), Int32(options.maxProgressiveScans), options.budgetNanoseconds,
                                    buffer.baseAddress, size, &gotW, &gotH, &report)
             }
             count = size
@@ -162,7 +175,7 @@ public enum ImageDecoder {
         let size = w * h * 3
         let pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             status = bytes.withUnsafeBufferPointer { src in
-                fm_png_decode_rgb(src.baseAddress, src.count, buffer.baseAddress, size, &report)
+                fm_png_decode_rgb(src.baseAddress, src.count, options.budgetNanoseconds, buffer.baseAddress, size, &report)
             }
             count = size
         }

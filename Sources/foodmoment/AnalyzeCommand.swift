@@ -66,6 +66,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: "Refuse files larger than this many bytes.")
     var maxFileBytes: Int = 256 << 20
 
+    @Option(help: ArgumentHelp("Per-photo decode time budget in seconds: a photo that takes longer is reported (resource_limit) and skipped. Recognition runs on a fixed-size input and cannot run away.", valueName: "seconds"))
+    var timeBudget: Double = 10
+
     @Option(help: "Decode JPEGs at the smallest DCT scale whose shorter side is at least this (0 = full size).")
     var decodeSize: Int = 224
 
@@ -93,6 +96,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         if maxPixels <= 0 { throw ValidationError("--max-pixels must be positive") }
         if decodeSize < 0 { throw ValidationError("--decode-size must be 0 or more") }
         if threads < 1 { throw ValidationError("--threads must be at least 1") }
+        if !(timeBudget > 0) { throw ValidationError("--time-budget must be a positive number of seconds") }
         if let shard, Shard(parsing: shard) == nil {
             throw ValidationError("--shard takes K/N with 0 ≤ K < N, e.g. --shard 0/4 (got \(shard))")
         }
@@ -114,7 +118,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         }
         let decoder = PhotoDecoder(options: DecodeOptions(
             minShortSide: decodeSize > 0 ? decodeSize : nil, maxPixels: maxPixels, maxFileBytes: maxFileBytes,
-            acceptDamagedData: acceptDamaged))
+            acceptDamagedData: acceptDamaged, timeBudget: .milliseconds(Int64(timeBudget * 1000))))
         var analyzers: [MealAnalyzer] = []
         let workers = max(1, min(threads, photos.count))
         let modelsDir = models ?? ResourceLocator.modelsDirectory()

@@ -41,8 +41,9 @@ typedef struct {
 fm_status fm_jpeg_info_read(const uint8_t *data, size_t size, int scale_num, fm_jpeg_info *info, fm_report *report);
 
 /// Decodes to RGB8 at scale `scale_num`/8 into `out` (capacity `out_size`, must equal out_width*out_height*3).
-/// CMYK/YCCK are converted to RGB (Adobe inverted CMYK handled). `max_scans` bounds progressive scans.
-fm_status fm_jpeg_decode_rgb(const uint8_t *data, size_t size, int scale_num, int max_scans,
+/// CMYK/YCCK are converted to RGB (Adobe inverted CMYK handled). `max_scans` bounds progressive scans;
+/// `budget_ns` (> 0) bounds the decode's wall time: past it the decode stops with FM_ERR_LIMIT.
+fm_status fm_jpeg_decode_rgb(const uint8_t *data, size_t size, int scale_num, int max_scans, int64_t budget_ns,
                              uint8_t *out, size_t out_size, uint32_t *out_width, uint32_t *out_height,
                              fm_report *report);
 
@@ -61,7 +62,12 @@ typedef struct {
 fm_status fm_png_info_read(const uint8_t *data, size_t size, fm_png_info *info, fm_report *report);
 
 /// Decodes any PNG to RGB8 (palette/gray expanded, 16-bit scaled, alpha composited on white, Adam7 handled).
-fm_status fm_png_decode_rgb(const uint8_t *data, size_t size, uint8_t *out, size_t out_size, fm_report *report);
+/// `budget_ns` (> 0) bounds the decode's wall time (checked after every row): past it, FM_ERR_LIMIT.
+fm_status fm_png_decode_rgb(const uint8_t *data, size_t size, int64_t budget_ns, uint8_t *out, size_t out_size,
+                            fm_report *report);
+
+/// CLOCK_MONOTONIC in nanoseconds (for decode time budgets).
+int64_t fm_monotonic_ns(void);
 
 /// Encodes RGB8 pixels to PNG. On success `*out` is malloc'ed; free with fm_free.
 fm_status fm_png_encode_rgb(const uint8_t *pixels, uint32_t width, uint32_t height,
