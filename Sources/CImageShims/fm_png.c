@@ -90,6 +90,11 @@ static fm_status fm_png_begin(fm_png_source *src, const uint8_t *data, size_t si
         return FM_ERR_MEMORY;
     }
     png_set_read_fn(*png, src, fm_png_read_fn);
+    // Ancillary-chunk limits a hostile file cannot get around: at most 64 ancillary chunks kept and 1 MiB per
+    // decompressed chunk (iCCP, zTXt, iTXt, eXIf); the pixel limit is checked by the caller from IHDR.
+    png_set_chunk_cache_max(*png, 64);
+    png_set_chunk_malloc_max(*png, 1 << 20);
+    png_set_user_limits(*png, 1u << 20, 1u << 20);
     return FM_OK;
 }
 
