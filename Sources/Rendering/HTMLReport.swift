@@ -227,7 +227,9 @@ public enum HTMLReport {
             start += pct
         }
         h.raw("<text x=\"21\" y=\"22\" text-anchor=\"middle\" dominant-baseline=\"middle\" class=\"ring-label\">")
-        h.text(split.totalKcal > 0 ? "\(number(split.totalKcal)) kcal" : "no data"); h.raw("</text>\n</svg>\n<ul class=\"legend\">\n")
+        // The largest share in the middle (a kcal figure here would differ from the food tables' kcal: Atwater vs measured).
+        let top = [("protein", p.protein), ("carbs", p.carbs), ("fat", p.fat)].max { $0.1 < $1.1 }!
+        h.text(split.totalKcal > 0 ? "\(number(top.1))% \(top.0)" : "no data"); h.raw("</text>\n</svg>\n<ul class=\"legend\">\n")
         for (name, label, pct, kcal) in [("protein", "Protein", p.protein, split.proteinKcal), ("carbs", "Carbs", p.carbs, split.carbsKcal),
                                          ("fat", "Fat", p.fat, split.fatKcal)] {
             h.raw("<li><span class=\"swatch \(name)\"></span>"); h.text("\(label) \(number(pct))% · \(number(kcal)) kcal"); h.raw("</li>\n")

@@ -5,6 +5,7 @@ import Foundation
 import FoundationXML
 #endif
 import ImageCodecs
+import Nutrition
 import Pipeline
 import Rendering
 import Testing
@@ -53,6 +54,24 @@ struct PicturesTests {
         #expect(abs(Int(p.r) - Int(red.r)) < 40 && abs(Int(p.g) - Int(red.g)) < 40 && abs(Int(p.b) - Int(red.b)) < 40, "\(p)")
         #expect(out.layout[0].lines == ["🍚 Rice · 米饭 180 g · 234 kcal"])
         try Data(out.jpeg).write(to: URL(fileURLWithPath: NSTemporaryDirectory() + "fm-annotated-sample.jpg"))
+    }
+
+    @Test(arguments: ["thali-2.jpg", "thali-rice-curry-roti.jpg"])
+    func realAnalysisDrawsEveryFood(_ sample: String) throws {
+        let recognizer = try #require(sharedRecognizer)
+        let db = try? NutritionDatabase.load(directory: URL(fileURLWithPath: TestPaths.repoRoot + "/nutrition-db"))
+        let analyzer = MealAnalyzer(decoder: PhotoDecoder(), recognizer: recognizer, nutrition: db)
+        let result = analyzer.analyze(path: TestPaths.repoRoot + "/samples/" + sample)
+        let foods = try #require(result.foods)
+        #expect(!foods.isEmpty)
+        let out = try PhotoAnnotator().annotate(result)
+        #expect(out.layout.count == foods.count)
+        let bounds = PixelRect(x: 0, y: 0, width: out.width, height: out.height)
+        for (f, l) in zip(foods, out.layout) {
+            #expect(bounds.contains(l.chip))
+            #expect(l.lines.joined(separator: " ").contains(f.food.name) || l.lines[0].hasSuffix("…"))
+        }
+        try Data(out.jpeg).write(to: URL(fileURLWithPath: NSTemporaryDirectory() + "fm-annotated-\(sample)"))
     }
 
     @Test func rotatedPhoneShotComesOutUpright() throws {
@@ -161,5 +180,6 @@ struct PicturesTests {
           report for 100 meals with 100 thumbnails: \(reportMs) ms, \(html.utf8.count) bytes
         """)
         #expect(out!.width == 1512 && out!.height == 1134)
+        try Data(out!.jpeg).write(to: URL(fileURLWithPath: NSTemporaryDirectory() + "fm-annotated-12mp.jpg"))
     }
 }
