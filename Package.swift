@@ -74,7 +74,7 @@ let package = Package(
         .testTarget(name: "BarcodesTests", dependencies: ["Barcodes", "FoodCore", "ImageCodecs"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PipelineTests",
-            dependencies: ["Pipeline", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "FoodMomentTestSupport"],
+            dependencies: ["Pipeline", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "Rendering", "FoodMomentTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CLITests", dependencies: ["FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
