@@ -51,9 +51,11 @@ let package = Package(
         .target(name: "FoodVision", dependencies: ["FoodCore"], swiftSettings: numericSettings),
         .target(name: "Nutrition", dependencies: ["FoodCore"], swiftSettings: swiftSettings),
         .target(name: "Barcodes", dependencies: ["FoodCore"], swiftSettings: numericSettings),
+        // Drawing, text from a committed glyph atlas, annotated photos and the HTML report.
+        .target(name: "Rendering", dependencies: ["FoodCore"], swiftSettings: numericSettings),
         .target(
             name: "Pipeline",
-            dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes"],
+            dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "Rendering"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -69,10 +71,11 @@ let package = Package(
         .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs", "FoodCore", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FoodVisionTests", dependencies: ["FoodVision", "FoodCore"], swiftSettings: swiftSettings),
         .testTarget(name: "NutritionTests", dependencies: ["Nutrition", "FoodCore", "CurlTransport", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "RenderingTests", dependencies: ["Rendering", "FoodCore"], swiftSettings: swiftSettings),
         .testTarget(name: "BarcodesTests", dependencies: ["Barcodes", "FoodCore", "ImageCodecs"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PipelineTests",
-            dependencies: ["Pipeline", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "FoodMomentTestSupport"],
+            dependencies: ["Pipeline", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "Rendering", "FoodMomentTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CLITests", dependencies: ["FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
