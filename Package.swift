@@ -50,15 +50,17 @@ let package = Package(
         .target(name: "FoodVision", dependencies: ["FoodCore"], swiftSettings: numericSettings),
         .target(name: "Nutrition", dependencies: ["FoodCore"], swiftSettings: swiftSettings),
         .target(name: "Barcodes", dependencies: ["FoodCore"], swiftSettings: numericSettings),
+        // Optional stage 2: OpenAI-compatible, Gemini and Ollama providers over any HTTPTransport.
+        .target(name: "LLMRefiner", dependencies: ["FoodCore"], swiftSettings: swiftSettings),
         .target(
             name: "Pipeline",
-            dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes"],
+            dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "LLMRefiner"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "foodmoment",
             dependencies: [
-                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "CurlTransport",
+                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "CurlTransport", "LLMRefiner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -74,6 +76,7 @@ let package = Package(
             dependencies: ["Pipeline", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "FoodMomentTestSupport"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "LLMRefinerTests", dependencies: ["LLMRefiner", "FoodCore", "CurlTransport", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CLITests", dependencies: ["FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
     ]
 )
