@@ -59,6 +59,8 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     public var flags: [PlausibilityFlag]?
     /// Sums over the foods that have nutrition.
     public var totals: MealTotals?
+    /// Stage 2 (optional LLM refinement): refined or why not. nil when refinement was not asked for.
+    public var refinement: RefinementInfo?
 
     public init(file: String, decode: DecodeSummary? = nil, error: PhotoError? = nil) {
         self.file = file
