@@ -57,6 +57,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: "Photos analysed at once (one model instance each).")
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
+    @OptionGroup(title: "LLM refinement (optional)") var llm: RefineOptions
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("name at least one photo or folder") }
         for path in paths where !FileManager.default.fileExists(atPath: path) {
@@ -76,6 +78,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
             case .skipped(let path, let reason): Output.note("note: skipped \(path): \(reason)")
             }
         }
+        if llm.explainNetwork { try llm.explain(photoCount: photos.count); return }
         let decoder = PhotoDecoder(options: DecodeOptions(
             minShortSide: decodeSize > 0 ? decodeSize : nil, maxPixels: maxPixels, maxFileBytes: maxFileBytes,
             acceptDamagedData: acceptDamaged))
@@ -101,6 +104,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
+        let refiner = decodeOnly ? nil : try llm.makeRefiner(nutrition: analyzers.first?.nutrition)
         let progress = ProgressLine(total: photos.count)
         let nameWidth = min(60, photos.map(\.count).max() ?? 0)
         var results: [PhotoResult] = []
@@ -131,7 +135,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                     i += min(workers, chunk.count)
                 }
             }
-            for r in chunkResults.compactMap({ $0 }) {
+            for r in await llm.refine(chunkResults.compactMap({ $0 }), with: refiner) {
                 results.append(r)
                 if !json { printLine(r, nameWidth: nameWidth) }
             }
@@ -179,6 +183,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                              t.kcal, t.proteinG, t.carbsG, t.fatG, t.fiberG))
             }
             for flag in r.flags ?? [] { print("    ⚠️  \(flag.message)") }
+            if let info = r.refinement { print("    \(info.summary)") }
         } else if let e = r.error {
             print("\(file)  error: \(e.message)")
         }

@@ -16,4 +16,5 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     EvalDetectCommand.self,
     BenchStagesCommand.self,
     BarcodeCommand.self,
+    LLMCommand.self,
 ]
