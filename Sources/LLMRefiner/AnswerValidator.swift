@@ -52,10 +52,12 @@ public enum AnswerValidator {
                 throw .schemaViolation("\(at).box [\(v.map { String(format: "%.3f", $0) }.joined(separator: ", "))] is not inside the photo (x, y, w, h normalised to 0…1)")
             }
             foods.append(LLMFood(name: trimmed, nameZh: nameZh.trimmingCharacters(in: .whitespacesAndNewlines), grams: grams,
-                                 confidence: confidence, box: box.clipped))
+                                 confidence: confidence, box: Self.inside(box) ? box : box.clipped))
         }
         return foods
     }
+
+    static func inside(_ b: NormalizedBox) -> Bool { b.x >= 0 && b.y >= 0 && b.x + b.w <= 1 && b.y + b.h <= 1 }
 
     static func preview(_ s: String) -> String {
         let p = s.prefix(60).replacingOccurrences(of: "\n", with: " ")

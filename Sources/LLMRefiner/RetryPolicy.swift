@@ -34,8 +34,9 @@ public struct RetryPolicy: Sendable {
         }
         // Full jitter: uniform in [0, min(cap, base·2^(attempt-1))], never below 10 % of the step.
         let step = min(maxBackoff, baseDelay * (1 << min(attempt - 1, 20)))
-        let fraction = 0.1 + 0.9 * random()
-        return .retry(after: step * fraction)
+        let fraction = 0.1 + 0.9 * min(max(random(), 0), 1)
+        let stepMs = Double(step.components.seconds) * 1000 + Double(step.components.attoseconds) / 1e15
+        return .retry(after: .milliseconds(Int64((stepMs * fraction).rounded())))
     }
 
     /// The wait a response asks for: `retry-after-ms` (OpenAI, Azure), then `Retry-After` (seconds or an HTTP date,

@@ -25,6 +25,7 @@ struct RefineOptions: ParsableArguments {
 
     func validate() throws {
         if let s = llmMaxSide, !LLMConfiguration.maxSideRange.contains(s) { throw ValidationError("--llm-max-side must be within 512…1024") }
+        if refine == true, try Self.loadConfiguration() == nil { throw Self.notConfigured }
     }
 
     static func loadConfiguration() throws -> LLMConfiguration? {
@@ -36,15 +37,15 @@ struct RefineOptions: ParsableArguments {
         }
     }
 
+    static let notConfigured = ValidationError("--refine needs a provider: set FOODMOMENT_LLM_PROVIDER (openai, azure, gemini, ollama) and FOODMOMENT_LLM_MODEL, or write llm.json (see README \"LLM refinement\")")
+
     static let userAgent = "FoodMoment/\(FoodMomentVersion.string) (Linux command-line meal analysis)"
 
     /// The refiner when refinement is on (flag or config), else nil. Asked for but not configured is a usage error.
     func makeRefiner(nutrition: NutritionDatabase?) throws -> PhotoRefiner? {
         let configuration = try Self.loadConfiguration()
         guard refine ?? configuration?.refineByDefault ?? false else { return nil }
-        guard var c = configuration else {
-            throw ValidationError("--refine needs a provider: set FOODMOMENT_LLM_PROVIDER (openai, azure, gemini, ollama) and FOODMOMENT_LLM_MODEL, or write llm.json (see README \"LLM refinement\")")
-        }
+        guard var c = configuration else { throw Self.notConfigured }
         if let s = llmMaxSide { c.maxSide = s }
         let client = LLMClient(configuration: c, transport: CurlHTTPTransport(userAgent: Self.userAgent), clock: ContinuousClock(),
                                useCache: !noLLMCache, note: { Output.note($0) })
