@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "BarcodesTests", dependencies: ["Barcodes", "FoodCore", "ImageCodecs"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PipelineTests",
-            dependencies: ["Pipeline", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "FoodMomentTestSupport"],
+            dependencies: ["Pipeline", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "LLMRefiner", "FoodMomentTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "LLMRefinerTests", dependencies: ["LLMRefiner", "FoodCore", "CurlTransport", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
