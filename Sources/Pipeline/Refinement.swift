@@ -17,6 +17,8 @@ public struct RefinementInfo: Sendable, Codable, Equatable {
     public var reason: String?
     public var cached: Bool?
     public var attempts: Int?
+    /// Wall time of the stage (upload preparation, waits, transfers, merge).
+    public var milliseconds: Double?
     /// The photo as uploaded (longest side, JPEG bytes, EXIF dropped).
     public var uploadWidth: Int?
     public var uploadHeight: Int?
@@ -40,19 +42,21 @@ public struct RefinementInfo: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case status, provider, model, kind, reason, cached, attempts, disagreements, dropped
+        case status, provider, model, kind, reason, cached, attempts, disagreements, dropped, milliseconds
         case promptVersion = "prompt_version", uploadWidth = "upload_width", uploadHeight = "upload_height", uploadBytes = "upload_bytes"
     }
 
     /// One line for people.
     public var summary: String {
         if status == "refined" {
-            var s = "🤖 refined by \(provider ?? "?") \(model ?? "")" + (cached == true ? " (cached)" : " (\(attempts ?? 1) attempt\(attempts == 1 ? "" : "s"))")
+            let ms = milliseconds.map { String(format: ", %.0f ms", $0) } ?? ""
+            var s = "🤖 refined by \(provider ?? "?") \(model ?? "")" + (cached == true ? " (cached\(ms))" : " (\(attempts ?? 1) attempt\(attempts == 1 ? "" : "s")\(ms))")
             if let d = disagreements, !d.isEmpty { s += "; \(d.count) disagreement\(d.count == 1 ? "" : "s") kept: " + d.map(\.what).joined(separator: "; ") }
             if let d = dropped, !d.isEmpty { s += "; dropped " + d.map(\.name).joined(separator: ", ") }
             return s
         }
-        return "🤖 unrefined (\(kind ?? "?")): \(reason ?? "")"
+        let ms = milliseconds.map { String(format: ", %.0f ms", $0) } ?? ""
+        return "🤖 unrefined (\(kind ?? "?")\(attempts.map { ", \($0) attempt\($0 == 1 ? "" : "s")" } ?? "")\(ms)): \(reason ?? "")"
     }
 }
 
@@ -119,6 +123,7 @@ public final class PhotoRefiner: Sendable {
         }
         var timings = result.timings ?? [:]
         timings["llm"] = PhotoDecoder.milliseconds(ContinuousClock.now - start)
+        info.milliseconds = timings["llm"]
         result.timings = timings
         result.refinement = info
         return result
@@ -231,9 +236,7 @@ public final class PhotoRefiner: Sendable {
         var display = LabelDisplay.fallback(label)
         var table: Food?
         if let db {
-            for q in [l.name, l.nameZh] where !q.isEmpty {
-                if let hit = db.search(q, limit: 1).first, hit.match != .fuzzy { table = hit.food; break }
-            }
+            table = tableFood(name: l.name, nameZh: l.nameZh, db: db)
             if let t = table, let fl = db.labels.values.first(where: { $0.food == t.id }) {
                 label = fl.label
                 display = LabelDisplay(name: fl.name, nameZh: fl.nameZh, emoji: fl.emoji, color: fl.color, portionGrams: fl.portionGrams, portion: fl.portion)
@@ -248,7 +251,22 @@ public final class PhotoRefiner: Sendable {
     static func nutritionFor(_ f: DetectedFood, label: String, db: NutritionDatabase?, fallbackName: String) -> FoodNutrition? {
         guard let db else { return nil }
         if let food = db.food(forLabel: label) { return facts(for: food, grams: f.grams, db: db) }
-        if let hit = db.search(fallbackName, limit: 1).first, hit.match != .fuzzy { return facts(for: hit.food, grams: f.grams, db: db) }
+        return tableFood(name: fallbackName, nameZh: "", db: db).flatMap { facts(for: $0, grams: f.grams, db: db) }
+    }
+
+    /// The table food for a model-given name: the first search hit that is a label, an exact or prefix match, or a
+    /// whole-word match on a generic (USDA) food; tried with the English name, the Chinese name, then the English
+    /// name without its last word ("Lemon wedge" → "Lemon"). Typo matches and branded word matches are refused.
+    static func tableFood(name: String, nameZh: String, db: NutritionDatabase) -> Food? {
+        var queries = [name, nameZh]
+        var words = name.split(separator: " ")
+        while words.count > 1 { words.removeLast(); queries.append(words.joined(separator: " ")) }
+        for q in queries where !q.isEmpty {
+            let hit = db.search(q, limit: 10).first { r in
+                [.label, .exact, .prefix].contains(r.match) || (r.match == .token && r.food.source.isGeneric)
+            }
+            if let hit { return hit.food }
+        }
         return nil
     }
 
