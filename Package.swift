@@ -53,15 +53,17 @@ let package = Package(
         .target(name: "Barcodes", dependencies: ["FoodCore"], swiftSettings: numericSettings),
         // Drawing, text from a committed glyph atlas, annotated photos and the HTML report.
         .target(name: "Rendering", dependencies: ["FoodCore"], swiftSettings: numericSettings),
+        // Optional stage 2: OpenAI-compatible, Gemini and Ollama providers over any HTTPTransport.
+        .target(name: "LLMRefiner", dependencies: ["FoodCore"], swiftSettings: swiftSettings),
         .target(
             name: "Pipeline",
-            dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "Rendering"],
+            dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "Rendering", "LLMRefiner"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "foodmoment",
             dependencies: [
-                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "CurlTransport",
+                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "CurlTransport", "LLMRefiner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -75,9 +77,10 @@ let package = Package(
         .testTarget(name: "BarcodesTests", dependencies: ["Barcodes", "FoodCore", "ImageCodecs"], swiftSettings: swiftSettings),
         .testTarget(
             name: "PipelineTests",
-            dependencies: ["Pipeline", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "Rendering", "FoodMomentTestSupport"],
+            dependencies: ["Pipeline", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "Rendering", "LLMRefiner", "FoodMomentTestSupport"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "LLMRefinerTests", dependencies: ["LLMRefiner", "FoodCore", "CurlTransport", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CLITests", dependencies: ["FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
     ]
 )

@@ -51,16 +51,56 @@ static void fm_copy_header_value(const char *line, size_t n, size_t name_len, ch
     dst[len] = 0;
 }
 
+#define FM_HEADERS_CAP 32768
+
 static size_t fm_header(char *line, size_t size, size_t nmemb, void *userdata) {
     fm_http_response *r = (fm_http_response *)userdata;
     size_t n = size * nmemb;
+    if (n >= 5 && strncmp(line, "HTTP/", 5) == 0) {
+        // A new response (after a redirect or a 100 Continue): forget the previous one's headers.
+        r->headers_length = 0;
+        r->retry_after[0] = 0;
+        r->content_type[0] = 0;
+        return n;
+    }
+    if (!r->headers) {
+        r->headers = (char *)malloc(FM_HEADERS_CAP + 1);
+        if (!r->headers) return n;
+    }
+    size_t take = n;
+    while (take > 0 && (line[take - 1] == '\r' || line[take - 1] == '\n')) take--;
+    if (take > 0 && r->headers_length + take + 1 <= FM_HEADERS_CAP) {
+        memcpy(r->headers + r->headers_length, line, take);
+        r->headers_length += take;
+        r->headers[r->headers_length++] = '\n';
+        r->headers[r->headers_length] = 0;
+    }
     if (n > 12 && strncasecmp(line, "Retry-After:", 12) == 0) fm_copy_header_value(line, n, 12, r->retry_after, sizeof r->retry_after);
     if (n > 13 && strncasecmp(line, "Content-Type:", 13) == 0) fm_copy_header_value(line, n, 13, r->content_type, sizeof r->content_type);
     return n;
 }
 
+static int fm_progress(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
+    (void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
+    int *flag = (int *)clientp;
+    return flag && __atomic_load_n(flag, __ATOMIC_SEQ_CST) ? 1 : 0;  // non-zero aborts the transfer
+}
+
+void fm_http_cancel(int *cancel_flag) {
+    if (cancel_flag) __atomic_store_n(cancel_flag, 1, __ATOMIC_SEQ_CST);
+}
+
 int fm_http_get(const char *url, const char *const *headers, int header_count, const char *user_agent,
                 long connect_timeout_ms, long total_timeout_ms, size_t max_bytes, fm_http_response *out) {
+    return fm_http_perform("GET", url, headers, header_count, NULL, 0, user_agent, connect_timeout_ms,
+                           total_timeout_ms, max_bytes, NULL, out);
+}
+
+int fm_http_perform(const char *method, const char *url, const char *const *headers, int header_count,
+                    const unsigned char *body, size_t body_length, const char *user_agent,
+                    long connect_timeout_ms, long total_timeout_ms, size_t max_bytes, int *cancel_flag,
+                    fm_http_response *out) {
+    int is_post = strcmp(method, "POST") == 0;
     memset(out, 0, sizeof(*out));
     if (fm_curl_global_init() != 0) { snprintf(out->error, sizeof out->error, "curl_global_init failed"); return -1; }
     CURL *curl = curl_easy_init();
@@ -72,13 +112,29 @@ int fm_http_get(const char *url, const char *const *headers, int header_count, c
         if (!next) { curl_slist_free_all(list); curl_easy_cleanup(curl); snprintf(out->error, sizeof out->error, "out of memory"); return -1; }
         list = next;
     }
+    if (is_post) {
+        // No "Expect: 100-continue" round trip: send the body right away.
+        struct curl_slist *next = curl_slist_append(list, "Expect:");
+        if (!next) { curl_slist_free_all(list); curl_easy_cleanup(curl); snprintf(out->error, sizeof out->error, "out of memory"); return -1; }
+        list = next;
+    }
     char errbuf[CURL_ERROR_SIZE];
     errbuf[0] = 0;
     curl_easy_setopt(curl, CURLOPT_URL, url);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, is_post ? 0L : 1L);
+    if (is_post) {
+        curl_easy_setopt(curl, CURLOPT_POST, 1L);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_length);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body ? (const char *)body : "");
+    }
+    if (cancel_flag) {
+        curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, fm_progress);
+        curl_easy_setopt(curl, CURLOPT_XFERINFODATA, (void *)cancel_flag);
+    }
     curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
@@ -95,6 +151,7 @@ int fm_http_get(const char *url, const char *const *headers, int header_count, c
     CURLcode code = curl_easy_perform(curl);
     out->curl_code = (int)code;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
+    if (code == CURLE_ABORTED_BY_CALLBACK) out->cancelled = 1;
     if (code != CURLE_OK) {
         snprintf(out->error, sizeof out->error, "%s", errbuf[0] ? errbuf : curl_easy_strerror(code));
     }
@@ -108,4 +165,7 @@ void fm_http_response_free(fm_http_response *r) {
     free(r->body);
     r->body = NULL;
     r->length = 0;
+    free(r->headers);
+    r->headers = NULL;
+    r->headers_length = 0;
 }

@@ -224,19 +224,23 @@ public final class BatchRunner: @unchecked Sendable {
     let decoder: PhotoDecoder
     let journal: (any BatchJournal)?
     let options: Options
+    let refine: (@Sendable ([PhotoResult]) async -> [PhotoResult])?
 
-    /// `analyzers` empty = decode only (nothing is journaled then).
-    public init(analyzers: [MealAnalyzer], decoder: PhotoDecoder, journal: (any BatchJournal)?, options: Options) {
+    /// `analyzers` empty = decode only (nothing is journaled then). `refine` (stage 2) runs on each chunk's new
+    /// results before they are journaled; a photo whose refinement failed is not journaled, so a re-run retries it.
+    public init(analyzers: [MealAnalyzer], decoder: PhotoDecoder, journal: (any BatchJournal)?, options: Options,
+                refine: (@Sendable ([PhotoResult]) async -> [PhotoResult])? = nil) {
         self.analyzers = analyzers
         self.decoder = decoder
         self.journal = analyzers.isEmpty ? nil : journal
         self.options = options
+        self.refine = refine
     }
 
     /// Processes `paths`; `onItem` is called on the calling thread in input order; `onDone` from worker threads
     /// (for progress). `shouldStop` is checked between chunks (Ctrl-C).
     public func run(paths: [String], workers requested: Int, onItem: (Item) -> Void,
-                    onDone: @Sendable (String) -> Void = { _ in }, shouldStop: () -> Bool = { false }) -> Summary {
+                    onDone: @Sendable (String) -> Void = { _ in }, shouldStop: () -> Bool = { false }) async -> Summary {
         let workers = max(1, min(requested, max(1, paths.count), analyzers.isEmpty ? requested : analyzers.count))
         var summary = Summary()
         summary.workers = workers
@@ -256,10 +260,17 @@ public final class BatchRunner: @unchecked Sendable {
                     i += min(workers, chunk.count)
                 }
             }
-            for (offset, slot) in slots.values.enumerated() {
+            var values = slots.values
+            if let refine {
+                let fresh = values.indices.filter { values[$0]?.1 == .analysed && values[$0]?.0.succeeded == true }
+                let refined = await refine(fresh.map { values[$0]!.0 })
+                for (k, i) in fresh.enumerated() where k < refined.count { values[i]!.0 = refined[k] }
+            }
+            for (offset, slot) in values.enumerated() {
                 guard let (result, origin, modified) = slot else { continue }
                 var item = Item(index: chunkStart + offset, result: result, origin: origin)
-                if let journal, result.succeeded, let hash = result.photoHash, origin == .analysed || options.log {
+                if let journal, result.succeeded, let hash = result.photoHash, origin == .analysed || options.log,
+                   result.refinement?.status != "unrefined" {
                     let meal = options.log ? result.mealInput(fileModified: modified, timeZone: options.timeZone) : nil
                     do {
                         var stored = result

@@ -61,6 +61,8 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     public var flags: [PlausibilityFlag]?
     /// Sums over the foods that have nutrition.
     public var totals: MealTotals?
+    /// Stage 2 (optional LLM refinement): refined or why not. nil when refinement was not asked for.
+    public var refinement: RefinementInfo?
 
     enum CodingKeys: String, CodingKey {
         case file, decode, error, foods, unknown, top, timings, flags, totals

@@ -87,6 +87,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: "Photos analysed at once (one model instance each).")
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
+    @OptionGroup(title: "LLM refinement (optional)") var llm: RefineOptions
+
     func validate() throws {
         if paths.isEmpty { throw ValidationError("name at least one photo or folder") }
         for path in paths where !FileManager.default.fileExists(atPath: path) {
@@ -116,6 +118,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 }
             }
         }
+        if llm.explainNetwork { try llm.explain(photoCount: photos.count); return }
         let decoder = PhotoDecoder(options: DecodeOptions(
             minShortSide: decodeSize > 0 ? decodeSize : nil, maxPixels: maxPixels, maxFileBytes: maxFileBytes,
             acceptDamagedData: acceptDamaged, timeBudget: .milliseconds(Int64(timeBudget * 1000))))
@@ -143,15 +146,22 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
+        let refiner = decodeOnly ? nil : try llm.makeRefiner(nutrition: analyzers.first?.nutrition)
         var journal: (any BatchJournal)?
         if !decodeOnly && !noJournal && !photos.isEmpty {
             journal = try openJournal()
         }
-        let settings = BatchSettings.key(modelsDirectory: modelsDir, nutritionDirectory: nutritionDir.path,
+        var settings = BatchSettings.key(modelsDirectory: modelsDir, nutritionDirectory: nutritionDir.path,
                                          userDataDirectory: ResourceLocator.userDataDirectory(), decodeSize: decodeSize,
                                          acceptDamaged: acceptDamaged)
+        if let refiner { settings += "+" + refiner.identity }
+        let llmOptions = llm
+        var refineStage: (@Sendable ([PhotoResult]) async -> [PhotoResult])?
+        if let refiner {
+            refineStage = { results in await llmOptions.refine(results, with: refiner) }
+        }
         let runner = BatchRunner(analyzers: analyzers, decoder: decoder, journal: journal,
-                                 options: .init(settings: settings, force: force, log: log))
+                                 options: .init(settings: settings, force: force, log: log), refine: refineStage)
         var csvWriter: LineWriter?
         if let csv {
             csvWriter = try LineWriter(path: csv)
@@ -167,7 +177,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         pretty.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         if json { stdout.write("[") }
         var first = true
-        let summary = runner.run(paths: photos, workers: workers, onItem: { item in
+        let summary = await runner.run(paths: photos, workers: workers, onItem: { item in
             let r = item.result
             if let e = item.journalError { Output.note("warning: \(r.file): not stored in the journal: \(e)") }
             if ndjson {
@@ -237,6 +247,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                              t.kcal, t.proteinG, t.carbsG, t.fatG, t.fiberG))
             }
             for flag in r.flags ?? [] { print("    ⚠️  \(flag.message)") }
+            if let info = r.refinement { print("    \(info.summary)") }
             if let logged = item.logged { print("    📔 \(logged.outcome == "created" ? "new meal" : logged.outcome) \(logged.mealID.prefix(8))") }
         } else if let e = r.error {
             print("\(file)  error: \(e.message)")

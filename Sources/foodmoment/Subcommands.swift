@@ -17,4 +17,5 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     BenchStagesCommand.self,
     BarcodeCommand.self,
     MergeResultsCommand.self,
+    LLMCommand.self,
 ]

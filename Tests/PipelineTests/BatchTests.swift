@@ -103,7 +103,7 @@ import Testing
 
 @Suite struct BatchRunnerTests {
     /// Decode-only batch over real files: order kept, each bad file reported, every good one processed.
-    @Test func decodeOnlyBatchKeepsOrderAndReportsBadFiles() throws {
+    @Test func decodeOnlyBatchKeepsOrderAndReportsBadFiles() async throws {
         let dir = TestPaths.makeTempDirectory("batch")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let samples = try FileManager.default.contentsOfDirectory(atPath: TestPaths.repoRoot + "/samples").filter { $0.hasSuffix(".jpg") }.sorted()
@@ -122,18 +122,18 @@ import Testing
         paths.append(dir + "/missing.jpg")
         let runner = BatchRunner(analyzers: [], decoder: PhotoDecoder(), journal: nil, options: .init(settings: "t", chunkPerWorker: 1))
         var seen: [String] = []
-        let summary = runner.run(paths: paths, workers: 2, onItem: { seen.append($0.result.file) })
+        let summary = await runner.run(paths: paths, workers: 2, onItem: { seen.append($0.result.file) })
         #expect(seen == paths)
         #expect(summary.files == paths.count)
         #expect(summary.failed == 2)
         #expect(summary.succeeded == samples.count)
     }
 
-    @Test func stopRequestEndsBetweenChunks() {
+    @Test func stopRequestEndsBetweenChunks() async {
         let paths = (0..<10).map { "/nonexistent/\($0).jpg" }
         let runner = BatchRunner(analyzers: [], decoder: PhotoDecoder(), journal: nil, options: .init(settings: "t", chunkPerWorker: 1))
         var n = 0
-        let summary = runner.run(paths: paths, workers: 2, onItem: { _ in n += 1 }, shouldStop: { n >= 4 })
+        let summary = await runner.run(paths: paths, workers: 2, onItem: { _ in n += 1 }, shouldStop: { n >= 4 })
         #expect(summary.files == 4)
     }
 

@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// A small real HTTP/1.1 server on 127.0.0.1 (port chosen by the kernel) for transport and client tests:
-/// each connection is read up to the end of the request head, answered by `handler`, and closed.
+/// each connection is read up to the end of the request (head, then `Content-Length` bytes of body), answered by
+/// the handler, and closed. Faults: delays, resets, bodies cut short, huge bodies.
 public final class LoopbackHTTPServer: @unchecked Sendable {
     public struct Reply: Sendable {
         public var status: Int
@@ -14,6 +15,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         public var drop: Bool
         /// Wait this long before answering.
         public var delay: Duration
+        /// Announce the whole body but send only this many bytes of it, then close.
+        public var truncateAfter: Int? = nil
 
         public init(status: Int = 200, headers: [String: String] = ["Content-Type": "application/json"], body: [UInt8] = [],
                     drop: Bool = false, delay: Duration = .zero) {
@@ -25,11 +28,18 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         }
     }
 
-    public struct Received: Sendable { public var path: String; public var headers: [String: String] }
+    public struct Received: Sendable {
+        public var method: String = "GET"
+        public var path: String
+        /// Header names lower-cased.
+        public var headers: [String: String]
+        public var body: [UInt8] = []
+        public var bodyText: String { String(decoding: body, as: UTF8.self) }
+    }
 
     public let port: Int
     private let fd: Int32
-    private let handler: @Sendable (String) -> Reply
+    private let handler: @Sendable (Received) -> Reply
     private let lock = NSLock()
     private var stopped = false
     private var log: [Received] = []
@@ -37,7 +47,18 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     public var baseURL: String { "http://127.0.0.1:\(port)" }
     public var requests: [Received] { lock.lock(); defer { lock.unlock() }; return log }
 
-    public init(handler: @escaping @Sendable (String) -> Reply) throws {
+    /// A server answering by path only.
+    public convenience init(handler: @escaping @Sendable (String) -> Reply) throws {
+        try self.init(respond: { handler($0.path) })
+    }
+
+    /// Replies in order, one per request; the last one repeats.
+    public convenience init(script: [Reply]) throws {
+        let counter = Counter()
+        try self.init(respond: { _ in script[min(counter.next(), script.count - 1)] })
+    }
+
+    public init(respond handler: @escaping @Sendable (Received) -> Reply) throws {
         self.handler = handler
         let sock = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard sock >= 0 else { throw POSIXError(.EIO) }
@@ -89,17 +110,27 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             if n <= 0 { return }
             data += buffer[0..<n]
         }
-        let head = String(decoding: data, as: UTF8.self)
+        let headEnd = data.headEndIndex ?? data.count
+        let head = String(decoding: data[0..<headEnd], as: UTF8.self)
         let lines = head.components(separatedBy: "\r\n")
         let parts = lines.first?.split(separator: " ") ?? []
+        let method = parts.first.map(String.init) ?? "GET"
         let path = parts.count > 1 ? String(parts[1]) : "/"
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        lock.lock(); log.append(Received(path: path, headers: headers)); lock.unlock()
-        let reply = handler(path)
+        var body = Array(data[min(data.count, headEnd + 4)...])
+        let wanted = Int(headers["content-length"] ?? "0") ?? 0
+        while body.count < wanted {
+            let n = read(client, &buffer, buffer.count)
+            if n <= 0 { break }
+            body += buffer[0..<n]
+        }
+        let received = Received(method: method, path: path, headers: headers, body: body)
+        lock.lock(); log.append(received); lock.unlock()
+        let reply = handler(received)
         if reply.delay > .zero { Thread.sleep(forTimeInterval: Double(reply.delay.components.seconds) + Double(reply.delay.components.attoseconds) / 1e18) }
         if reply.drop {
             var linger = linger(l_onoff: 1, l_linger: 0)
@@ -109,20 +140,30 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         var out = "HTTP/1.1 \(reply.status) Status\r\nContent-Length: \(reply.body.count)\r\nConnection: close\r\n"
         for (k, v) in reply.headers { out += "\(k): \(v)\r\n" }
         out += "\r\n"
-        let bytes = Array(out.utf8) + reply.body
+        let bytes = Array(out.utf8) + (reply.truncateAfter.map { Array(reply.body.prefix($0)) } ?? reply.body)
         var sent = 0
         while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+            // MSG_NOSIGNAL: a client that hung up (a refused huge body) must not SIGPIPE the test process.
+            let n = bytes[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n <= 0 { return }
             sent += n
         }
     }
 }
 
+private final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    func next() -> Int { lock.lock(); defer { n += 1; lock.unlock() }; return n }
+}
+
 private extension Array where Element == UInt8 {
-    var containsHeadEnd: Bool {
-        guard count >= 4 else { return false }
-        for i in 0...(count - 4) where self[i] == 13 && self[i + 1] == 10 && self[i + 2] == 13 && self[i + 3] == 10 { return true }
-        return false
+    var containsHeadEnd: Bool { headEndIndex != nil }
+
+    /// Index of the CR of the blank line ending the head.
+    var headEndIndex: Int? {
+        guard count >= 4 else { return nil }
+        for i in 0...(count - 4) where self[i] == 13 && self[i + 1] == 10 && self[i + 2] == 13 && self[i + 3] == 10 { return i }
+        return nil
     }
 }
