@@ -65,7 +65,7 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     public var refinement: RefinementInfo?
 
     enum CodingKeys: String, CodingKey {
-        case file, decode, error, foods, unknown, top, timings, flags, totals
+        case file, decode, error, foods, unknown, top, timings, flags, totals, refinement
         case photoHash = "photo_hash"
     }
 

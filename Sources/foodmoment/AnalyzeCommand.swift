@@ -198,7 +198,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         if json { stdout.write(first ? "]" : "\n]") }
         csvWriter?.close()
         let line = summaryLine(summary)
-        if json || ndjson { Output.note(line) } else { print(line) }
+        if json || ndjson { Output.note("summary: " + line) } else { print(line) }
         if summary.fromJournal > 0 && !json && !ndjson {
             print("(\(summary.fromJournal) finished in an earlier run, taken from the journal \(journalPath()); --force analyses them again)")
         }

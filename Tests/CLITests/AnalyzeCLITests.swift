@@ -61,9 +61,10 @@ struct AnalyzeCLITests {
             #expect(error["kind"] != nil && !(error["message"] ?? "").isEmpty)
         }
         #expect(doc.count == batch.good.count + batch.bad.count)
-        // Only our own notes on stderr: nothing from libjpeg/libpng.
+        // Only our own notes and the closing summary on stderr: nothing from libjpeg/libpng.
         let lines = r.stderr.split(separator: "\n")
-        #expect(lines.allSatisfy { $0.hasPrefix("note: ") }, "unexpected stderr: \(r.stderr)")
+        #expect(lines.allSatisfy { $0.hasPrefix("note: ") || $0.hasPrefix("summary: ") }, "unexpected stderr: \(r.stderr)")
+        #expect(lines.last?.hasPrefix("summary: \(doc.count) files, \(batch.good.count) ok, \(batch.bad.count) failed") == true)
         #expect(r.stderr.contains("notes.txt") && r.stderr.contains("empty.jpg"))
     }
 
@@ -74,7 +75,8 @@ struct AnalyzeCLITests {
         let r = try foodmoment("analyze", path, "--json")
         #expect(r.status == 1)
         #expect(r.stdout.contains("\"kind\" : \"not_an_image\""))
-        #expect(r.stderr.isEmpty)
+        #expect(r.stderr.hasPrefix("summary: 1 files, 0 ok, 1 failed"))
+        #expect(r.stderr.split(separator: "\n").count == 1)
     }
 
     @Test func allGoodExitsZeroWithTextOutput() throws {
