@@ -195,6 +195,8 @@ public final class BatchRunner: @unchecked Sendable {
         public var logged: LoggedMeal?
         /// Why the result could not be journaled or logged (the result itself is still good).
         public var journalError: String?
+        /// What the per-photo output step (e.g. `--annotate`) reported: a path written or an error.
+        public var output: Result<String, PhotoError>?
     }
 
     public struct Summary: Sendable, Codable, Equatable {
@@ -225,6 +227,8 @@ public final class BatchRunner: @unchecked Sendable {
     let journal: (any BatchJournal)?
     let options: Options
     let refine: (@Sendable ([PhotoResult]) async -> [PhotoResult])?
+    /// Runs for every successful result of a chunk, on all workers at once (annotated pictures).
+    public var output: (@Sendable (PhotoResult) -> Result<String, PhotoError>)?
 
     /// `analyzers` empty = decode only (nothing is journaled then). `refine` (stage 2) runs on each chunk's new
     /// results before they are journaled; a photo whose refinement failed is not journaled, so a re-run retries it.
@@ -266,9 +270,21 @@ public final class BatchRunner: @unchecked Sendable {
                 let refined = await refine(fresh.map { values[$0]!.0 })
                 for (k, i) in fresh.enumerated() where k < refined.count { values[i]!.0 = refined[k] }
             }
+            let outputs = Outputs(count: values.count)
+            if let output {
+                let done = values
+                DispatchQueue.concurrentPerform(iterations: min(workers, done.count)) { w in
+                    var i = w
+                    while i < done.count {
+                        if let r = done[i]?.0, r.succeeded, r.foods != nil { outputs.set(i, output(r)) }
+                        i += min(workers, done.count)
+                    }
+                }
+            }
             for (offset, slot) in values.enumerated() {
                 guard let (result, origin, modified) = slot else { continue }
                 var item = Item(index: chunkStart + offset, result: result, origin: origin)
+                item.output = outputs.values[offset]
                 if let journal, result.succeeded, let hash = result.photoHash, origin == .analysed || options.log,
                    result.refinement?.status != "unrefined" {
                     let meal = options.log ? result.mealInput(fileModified: modified, timeZone: options.timeZone) : nil
@@ -327,6 +343,13 @@ public final class BatchRunner: @unchecked Sendable {
         result.photoHash = file.sha256
         return (result, .analysed, file.modified)
     }
+}
+
+private final class Outputs: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var values: [Result<String, PhotoError>?]
+    init(count: Int) { values = Array(repeating: nil, count: count) }
+    func set(_ i: Int, _ v: Result<String, PhotoError>) { lock.lock(); values[i] = v; lock.unlock() }
 }
 
 /// Results of one chunk, filled from worker threads.

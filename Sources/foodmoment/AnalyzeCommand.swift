@@ -51,6 +51,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The meal store (default: meals.sqlite in your data folder, see $FOODMOMENT_HOME).", valueName: "file"))
     var db: String?
 
+    @Option(help: ArgumentHelp("Write each photo with its boxes, labels, grams and kcal drawn on it (JPEG, longest side ≤ 1600 px) into this folder.", valueName: "dir"))
+    var annotate: String?
+
     @Flag(help: "Analyse again even photos finished in an earlier run (their diary foods are replaced).")
     var force = false
 
@@ -102,6 +105,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         if let shard, Shard(parsing: shard) == nil {
             throw ValidationError("--shard takes K/N with 0 ≤ K < N, e.g. --shard 0/4 (got \(shard))")
         }
+        if annotate != nil && decodeOnly { throw ValidationError("--annotate needs recognition: drop --decode-only") }
         if log && (noJournal || decodeOnly) { throw ValidationError("--log needs recognition and the store: drop --no-journal / --decode-only") }
     }
 
@@ -162,6 +166,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
         }
         let runner = BatchRunner(analyzers: analyzers, decoder: decoder, journal: journal,
                                  options: .init(settings: settings, force: force, log: log), refine: refineStage)
+        if let annotate {
+            let writer = try AnnotationWriter(directory: annotate)
+            runner.output = { writer.write($0) }
+        }
         var csvWriter: LineWriter?
         if let csv {
             csvWriter = try LineWriter(path: csv)
@@ -180,6 +188,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         let summary = await runner.run(paths: photos, workers: workers, onItem: { item in
             let r = item.result
             if let e = item.journalError { Output.note("warning: \(r.file): not stored in the journal: \(e)") }
+            if case .failure(let e)? = item.output { Output.note("warning: \(r.file): no annotated picture: \(e.message)") }
             if ndjson {
                 if let data = try? encoder.encode(r) { stdout.write(String(decoding: data, as: UTF8.self)) }
             } else if json {
@@ -248,6 +257,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
             }
             for flag in r.flags ?? [] { print("    ⚠️  \(flag.message)") }
             if let info = r.refinement { print("    \(info.summary)") }
+            if case .success(let path)? = item.output { print("    🖼️  \(path)") }
             if let logged = item.logged { print("    📔 \(logged.outcome == "created" ? "new meal" : logged.outcome) \(logged.mealID.prefix(8))") }
         } else if let e = r.error {
             print("\(file)  error: \(e.message)")

@@ -68,3 +68,50 @@ final class InterruptFlag: @unchecked Sendable {
 
     var isSet: Bool { lock.lock(); defer { lock.unlock() }; return set }
 }
+
+/// `--annotate DIR`: one JPEG per photo, named `<photo name>-<first 8 hex of its hash>.jpg` (two photos with the
+/// same name in different folders do not collide; the same photo is the same file). Written to a temporary name
+/// and renamed, never through a symlink.
+struct AnnotationWriter: Sendable {
+    let directory: String
+    let annotator = PhotoAnnotator()
+
+    init(directory: String) throws {
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDir) {
+            if !isDir.boolValue { throw ValidationErrorMessage("--annotate \(directory): exists and is not a folder") }
+        } else {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        self.directory = directory
+    }
+
+    func write(_ result: PhotoResult) -> Result<String, PhotoError> {
+        let picture: AnnotatedPhoto
+        do { picture = try annotator.annotate(result) } catch {
+            return .failure(PhotoError(kind: "annotate_failed", message: error.description))
+        }
+        let base = ((result.file as NSString).lastPathComponent as NSString).deletingPathExtension
+        let name = "\(base)-\(result.photoHash?.prefix(8) ?? "nohash").jpg"
+        let path = (directory as NSString).appendingPathComponent(name)
+        let temp = path + ".tmp-\(getpid())"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        if fd < 0 { return .failure(PhotoError(kind: "write_failed", message: "cannot write \(temp): \(String(cString: strerror(errno)))")) }
+        let ok = picture.jpeg.withUnsafeBytes { raw -> Bool in
+            var done = 0
+            while done < raw.count {
+                let n = Foundation.write(fd, raw.baseAddress! + done, raw.count - done)
+                if n < 0 { if errno == EINTR { continue }; return false }
+                done += n
+            }
+            return true
+        }
+        Foundation.close(fd)
+        // rename() replaces a symlink at `path` itself rather than following it.
+        guard ok, rename(temp, path) == 0 else {
+            unlink(temp)
+            return .failure(PhotoError(kind: "write_failed", message: "cannot write \(path): \(String(cString: strerror(errno)))"))
+        }
+        return .success(path)
+    }
+}
