@@ -33,6 +33,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C: setjmp-guarded libjpeg / libpng calls returning codes and messages; never printf, never exit.
@@ -50,6 +51,12 @@ let package = Package(
         .target(name: "FoodVision", dependencies: ["FoodCore"], swiftSettings: numericSettings),
         .target(name: "Nutrition", dependencies: ["FoodCore"], swiftSettings: swiftSettings),
         .target(name: "Barcodes", dependencies: ["FoodCore"], swiftSettings: numericSettings),
+        // The meal diary store: SQLite (system libsqlite3) through GRDB.
+        .target(
+            name: "MealStore",
+            dependencies: ["FoodCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "Pipeline",
             dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes"],
@@ -58,7 +65,7 @@ let package = Package(
         .executableTarget(
             name: "foodmoment",
             dependencies: [
-                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "CurlTransport",
+                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "CurlTransport", "MealStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -74,6 +81,7 @@ let package = Package(
             dependencies: ["Pipeline", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "FoodMomentTestSupport"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "MealStoreTests", dependencies: ["MealStore", "FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
         .testTarget(name: "CLITests", dependencies: ["FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
     ]
 )
