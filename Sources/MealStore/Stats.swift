@@ -203,12 +203,17 @@ public enum Stats {
         let cur = days(from: s, to: e, meals: meals, water: water, timeZone: timeZone)
         let prev = days(from: ps, to: pe, meals: meals, water: water, timeZone: timeZone)
         let ct = totals(cur, today: today), pt = totals(prev, today: today)
-        let a = ct.averagePerLoggedDay, b = pt.averagePerLoggedDay
+        // Changes from the unrounded averages, so a rounded average does not shift the percentage.
+        func average(_ d: [DaySummary]) -> Macros {
+            let logged = d.filter(\.logged)
+            return logged.isEmpty ? .zero : logged.reduce(Macros.zero) { $0 + $1.totals }.scaled(by: 1 / Double(logged.count))
+        }
+        let a = average(cur), b = average(prev), hasPrevious = pt.daysWithData > 0
         let change = StatsReport.ChangePct(
-            kcal: pt.daysWithData > 0 ? changePct(a.kcal, b.kcal) : nil,
-            proteinG: pt.daysWithData > 0 ? changePct(a.proteinG, b.proteinG) : nil,
-            carbsG: pt.daysWithData > 0 ? changePct(a.carbsG, b.carbsG) : nil,
-            fatG: pt.daysWithData > 0 ? changePct(a.fatG, b.fatG) : nil)
+            kcal: hasPrevious ? changePct(a.kcal, b.kcal) : nil,
+            proteinG: hasPrevious ? changePct(a.proteinG, b.proteinG) : nil,
+            carbsG: hasPrevious ? changePct(a.carbsG, b.carbsG) : nil,
+            fatG: hasPrevious ? changePct(a.fatG, b.fatG) : nil)
         let streakDay = min(today, e)
         let st = streaks(loggedDays: loggedDays, today: streakDay)
         return StatsReport(range: range, current: ct, previous: pt, changePct: change, macroSplit: macroSplit(ct.totals),
