@@ -81,7 +81,12 @@ let package = Package(
             dependencies: ["Pipeline", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "FoodMomentTestSupport"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "MealStoreTests", dependencies: ["MealStore", "FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
+        // Also GRDB: the atomicity tests install failing SQLite triggers through a second connection.
+        .testTarget(
+            name: "MealStoreTests",
+            dependencies: ["MealStore", "FoodCore", "FoodMomentTestSupport", "foodmoment", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "CLITests", dependencies: ["FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
     ]
 )

@@ -63,6 +63,10 @@ public struct GoalAttainment: Sendable, Codable, Equatable {
     public var daysWithData: Int
     public var percent: Double
 
+    public init(goalKcal: Double, daysWithinGoal: Int, daysWithData: Int, percent: Double) {
+        self.goalKcal = goalKcal; self.daysWithinGoal = daysWithinGoal; self.daysWithData = daysWithData; self.percent = percent
+    }
+
     enum CodingKeys: String, CodingKey {
         case goalKcal = "goal_kcal", daysWithinGoal = "days_within_goal", daysWithData = "days_with_data", percent
     }
@@ -90,6 +94,9 @@ public struct StatsReport: Sendable, Codable, Equatable {
         public var proteinG: Double?
         public var carbsG: Double?
         public var fatG: Double?
+        public init(kcal: Double?, proteinG: Double?, carbsG: Double?, fatG: Double?) {
+            self.kcal = kcal; self.proteinG = proteinG; self.carbsG = carbsG; self.fatG = fatG
+        }
         enum CodingKeys: String, CodingKey { case kcal, proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g" }
     }
 

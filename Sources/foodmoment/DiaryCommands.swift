@@ -59,9 +59,11 @@ struct DiaryCommand: AsyncParsableCommand {
             switch e {
             case let .meal(m):
                 let t = m.totals
-                out += "  \(hhmm)  " + Output.pad(Bars.typeName(m.type), 10) + Output.pad(m.title, 34) + " "
+                let title = m.title.count > 34 ? m.title.prefix(33) + "…" : m.title
+                out += "  \(hhmm)  " + Output.pad(Bars.typeName(m.type), 10) + Output.pad(title, 34) + " "
                     + Output.padLeft(Bars.int(t.kcal), 6) + " kcal   P \(Bars.int(t.proteinG))  C \(Bars.int(t.carbsG))  F \(Bars.int(t.fatG))\n"
-                let foods = m.foods.map { "\($0.emoji) \($0.name) \(Bars.int($0.grams)) g" }.joined(separator: " · ")
+                var foods = m.foods.prefix(4).map { "\($0.emoji) \($0.name) \(Bars.int($0.grams)) g" }.joined(separator: " · ")
+                if m.foods.count > 4 { foods += " · +\(m.foods.count - 4) more" }
                 out += "         " + Output.pad(String(m.id.prefix(8)), 10) + foods
                     + (m.tags.isEmpty ? "" : "  [" + m.tags.joined(separator: ", ") + "]") + "\n"
             case let .water(w):
@@ -158,7 +160,7 @@ enum StatsText {
             ("fiber g", \.fiberG, nil, false),
         ]
         for (name, kp, change, whole) in rows {
-            func f(_ v: Double) -> String { whole ? Bars.int(v) : String(format: "%.1f", v) }
+            func f(_ v: Double) -> String { whole || v >= 1000 ? Bars.int(v) : String(format: "%.1f", v) }
             let ch = change.map { ($0 >= 0 ? "+" : "") + String(format: "%.1f %%", $0) } ?? (name == "fiber g" ? "" : "–")
             out += "  " + Output.pad(name, 11) + Output.padLeft(f(c.totals[keyPath: kp]), 9)
                 + Output.padLeft(f(c.averagePerLoggedDay[keyPath: kp]), 17) + Output.padLeft(f(c.averagePerDay[keyPath: kp]), 10)
@@ -216,7 +218,7 @@ enum StatsText {
             for d in days {
                 let c = cell(d, goalKcal: goalKcal, maxKcal: maxKcal, today: today)
                 line += String(repeating: String(c), count: 2) + "  "
-                numbers += Output.pad(String(d.day.day), 4)
+                numbers += Output.padLeft(String(d.day.day), 2) + "  "
                 if d.day.weekdayFromMonday == 6 || d.day == days.last!.day {
                     out += trim(line) + "\n" + trim(numbers) + "\n"
                     line = "    "; numbers = "    "
