@@ -53,6 +53,19 @@ extension MealStore {
         }
     }
 
+    /// Logs a meal typed by hand (no photo): the type from `windows` unless given; title and tags derived.
+    @discardableResult
+    public func addMeal(time: Date, type: MealType? = nil, foods: [MealFood], title: String? = nil,
+                        windows: MealWindows = .standard) throws -> MealRecord {
+        try Validate.foods(foods)
+        let stamp = Time.date(nowMs)
+        let rec = MealRecord(type: type ?? windows.type(at: time, timeZone: timeZone), time: Time.date(Time.ms(time)),
+                             title: title ?? "", foods: foods, createdAt: stamp)
+        let out = Rows.derive(rec, from: nil)
+        try write("add meal") { db in try Rows.save(out, db) }
+        return out
+    }
+
     /// Deletes a meal, its foods and photos (the photos may then be logged again). False when no meal matches.
     @discardableResult
     public func deleteMeal(id: String) throws -> Bool {

@@ -29,6 +29,8 @@ struct DiaryCommand: AsyncParsableCommand {
         var water: [WaterLog]
         var waterMl: Double
         var weight: [WeightLog]
+
+        enum CodingKeys: String, CodingKey { case date, totals, goals, meals, water, weight, waterMl = "water_ml" }
     }
 
     func run() async throws {

@@ -15,10 +15,11 @@ struct MealCommand: AsyncParsableCommand {
           foodmoment meal show 3F2A9C1B
           foodmoment meal edit 3F2A9C1B --grams 1=150 --delete-food 3 --add "banana=118" --type lunch
           foodmoment meal delete 3F2A9C1B
+          foodmoment meal add --time "2026-11-22 12:30" --food "rice=180" --food "chicken curry=250"
 
         Meal ids may be shortened to a unique prefix of 6 or more characters.
         """,
-        subcommands: [List.self, Show.self, Edit.self, Delete.self]
+        subcommands: [List.self, Show.self, Add.self, Edit.self, Delete.self]
     )
 
     struct List: AsyncParsableCommand {
@@ -160,6 +161,53 @@ struct MealCommand: AsyncParsableCommand {
         }
     }
 
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Log a meal by hand (no photo): foods by name with grams.",
+            discussion: """
+            Foods are looked up in the nutrition database (name or recognition label); without `=GRAMS` a food gets
+            the label's default portion, else 100 g. The type follows the meal windows unless --type is given.
+
+            Examples:
+              foodmoment meal add --food "oatmeal=250" --food banana
+              foodmoment meal add --time "2026-11-22 12:30" --food "fried rice=300" --type lunch --json
+            """
+        )
+        @OptionGroup var store: StoreOptions
+        @Option(help: ArgumentHelp("A food NAME[=GRAMS] (repeatable, at least one).", valueName: "NAME[=GRAMS]")) var food: [String] = []
+        @Option(help: ArgumentHelp("HH:MM today, 'YYYY-MM-DD HH:MM' or ISO 8601 (default now).", valueName: "time")) var time: String?
+        @Option(help: ArgumentHelp("breakfast, lunch, dinner or snack.", valueName: "type")) var type: String?
+        @Option(help: ArgumentHelp("A title of your own.", valueName: "text")) var title: String?
+        @Option(name: .customLong("nutrition-db"), help: ArgumentHelp("Nutrition database folder.", valueName: "dir"))
+        var nutritionDB: String?
+        @Flag(help: "Print the new meal record as JSON.") var json = false
+
+        func validate() throws {
+            if food.isEmpty { throw ValidationError("give at least one --food NAME[=GRAMS]") }
+            if let type, MealType(rawValue: type.lowercased()) == nil {
+                throw ValidationError("bad --type \(type): use breakfast, lunch, dinner or snack")
+            }
+            if let time { _ = try LocalDates.time(time, on: LocalDates.today) }
+        }
+
+        func run() async throws {
+            let url = nutritionDB.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
+            let db: NutritionDatabase
+            do { db = try NutritionDatabase.load(directory: url) } catch {
+                printError("\(error.description) (needed to look up the foods)")
+                throw ExitCode.failure
+            }
+            let foods = try food.map { try ManualFood.make($0, db: db) }
+            let s = try store.open()
+            let when = try time.map { try LocalDates.time($0, on: LocalDates.today) } ?? Date()
+            let m = try storeCall {
+                try s.addMeal(time: when, type: type.flatMap { MealType(rawValue: $0.lowercased()) }, foods: foods, title: title)
+            }
+            for a in try storeCall({ try s.updateAchievements() }) { Output.note("🏆 unlocked: \(a.title)") }
+            if json { try printDiaryJSON(m) } else { print(MealText.detail(m), terminator: "") }
+        }
+    }
+
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete a meal with its foods (its photos may then be logged again).",
@@ -200,6 +248,12 @@ enum ManualFood {
             printError("no food named \(name) in the nutrition database (try `foodmoment search \(name)`)")
             throw ExitCode.failure
         }
+        // A hit that is a recognition label's food reads as that label (its name, emoji and portion).
+        if let label = db.labels.values.sorted(by: { $0.label < $1.label }).first(where: { $0.food == hit.food.id }) {
+            return MealFood(label: label.label, name: label.name, nameZh: label.nameZh, emoji: label.emoji, confidence: 1,
+                            grams: grams ?? label.portionGrams, gramsSource: grams == nil ? "default_portion" : "user",
+                            source: "user", foodId: hit.food.id, provenance: hit.food.provenance, per100g: macros(hit.food))
+        }
         return MealFood(label: key, name: hit.food.name, confidence: 1, grams: grams ?? 100,
                         gramsSource: grams == nil ? "default_portion" : "user", source: "user", foodId: hit.food.id,
                         provenance: hit.food.provenance, per100g: macros(hit.food))
@@ -224,12 +278,12 @@ enum MealText {
         var out = "\(m.title)\n"
         out += "  id      \(m.id)\n"
         out += "  when    \(Bars.typeName(m.type)) · \(LocalDates.long(day)) \(LocalDates.hhmm(m.time))"
-        out += " · \(m.photos.count) photo\(m.photos.count == 1 ? "" : "s")\n"
+        out += m.photos.isEmpty ? " · typed by hand\n" : " · \(m.photos.count) photo\(m.photos.count == 1 ? "" : "s")\n"
         if !m.tags.isEmpty { out += "  tags    \(m.tags.joined(separator: ", "))\n" }
         out += "\n   #  food                          grams    kcal  protein   carbs     fat   fiber\n"
         for (i, f) in m.foods.enumerated() {
             let n = f.nutrients
-            out += Output.padLeft(String(i + 1), 4) + "  " + Output.pad(f.emoji + " " + f.name, 27)
+            out += Output.padLeft(String(i + 1), 4) + "  " + Output.pad(f.emoji + " " + (f.name.count > 24 ? f.name.prefix(23) + "…" : f.name), 27)
                 + Output.padLeft(Bars.g(f.grams.rounded()) + " g", 8) + Output.padLeft(Bars.int(n.kcal), 8)
                 + [n.proteinG, n.carbsG, n.fatG, n.fiberG].map { Output.padLeft(String(format: "%.1f", $0), 8) }.joined()
                 + "\n"
