@@ -259,9 +259,10 @@ enum ManualFood {
                         provenance: hit.food.provenance, per100g: macros(hit.food))
     }
 
+    /// Per-100 g macros, rounded to 0.001 like the database's own JSON (the tables hold Float values).
     static func macros(_ f: Food) -> Macros {
-        Macros(kcal: f.per100g[.energyKcal] ?? 0, proteinG: f.per100g[.protein] ?? 0, carbsG: f.per100g[.carbohydrate] ?? 0,
-               fatG: f.per100g[.fat] ?? 0, fiberG: f.per100g[.fiber] ?? 0)
+        func v(_ n: Nutrient) -> Double { ((f.per100g[n] ?? 0) * 1000).rounded() / 1000 }
+        return Macros(kcal: v(.energyKcal), proteinG: v(.protein), carbsG: v(.carbohydrate), fatG: v(.fat), fiberG: v(.fiber))
     }
 }
 
