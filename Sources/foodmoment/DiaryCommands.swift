@@ -103,8 +103,7 @@ struct StatsCommand: AsyncParsableCommand {
         commandName: "stats",
         abstract: "Totals, averages, change vs the previous period, macro split, goal attainment, streaks and a check-in grid.",
         discussion: """
-        Weeks start on Monday; days are local (TZ, else the machine's zone). Averages are per day with data and per
-        elapsed day; the change compares the average per day with data against the previous period.
+        Weeks start on Monday; days are local (TZ, else the machine's zone). Averages are per day with data and per elapsed day; the change compares the average per day with data against the previous period.
 
         Examples:
           foodmoment stats                          this week
@@ -461,8 +460,7 @@ struct ExportCommand: AsyncParsableCommand {
         commandName: "export",
         abstract: "Export the whole diary as JSON (re-importable) or CSV (one row per food).",
         discussion: """
-        The JSON schema (schema_version 1) and the CSV columns are documented in the README, section
-        "Diary and meal records". Exporting an unchanged diary twice gives the same bytes.
+        The JSON schema (schema_version 1) and the CSV columns are documented in the README, section "Diary and meal records". Exporting an unchanged diary twice gives the same bytes.
 
         Examples:
           foodmoment export --format json --out diary.json

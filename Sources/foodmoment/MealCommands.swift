@@ -90,9 +90,7 @@ struct MealCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change a meal's type, time, title or foods; totals, title and tags are recomputed.",
             discussion: """
-            Food numbers are those `meal show` prints before the edit. Grams are applied first, then deletions,
-            then added foods. An added food is looked up in the nutrition database (name or recognition label);
-            without `=GRAMS` it gets the label's default portion, else 100 g.
+            Food numbers are those `meal show` prints before the edit. Grams are applied first, then deletions, then added foods. An added food is looked up in the nutrition database (name or recognition label); without `=GRAMS` it gets the label's default portion, else 100 g.
 
             Examples:
               foodmoment meal edit 3F2A9C1B --grams 2=150
@@ -165,8 +163,7 @@ struct MealCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Log a meal by hand (no photo): foods by name with grams.",
             discussion: """
-            Foods are looked up in the nutrition database (name or recognition label); without `=GRAMS` a food gets
-            the label's default portion, else 100 g. The type follows the meal windows unless --type is given.
+            Foods are looked up in the nutrition database (name or recognition label); without `=GRAMS` a food gets the label's default portion, else 100 g. The type follows the meal windows unless --type is given.
 
             Examples:
               foodmoment meal add --food "oatmeal=250" --food banana
