@@ -153,6 +153,30 @@ extension MealStore {
             """, arguments: [g.dailyKcal, g.proteinG, g.carbsG, g.fatG, g.waterMl, g.targetWeightKg])
     }
 
+    // MARK: - Meal windows
+
+    /// The user's meal windows (the defaults until set).
+    public func mealWindows() throws -> MealWindows {
+        try read("read meal windows") { db in try Self.mealWindows(db) ?? .standard }
+    }
+
+    static func mealWindows(_ db: Database) throws -> MealWindows? {
+        guard let text = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'meal_windows'") else { return nil }
+        return try? JSONDecoder().decode(MealWindows.self, from: Data(text.utf8))
+    }
+
+    /// Stores the meal windows that `analyze --log` and `meal add` use (nil goes back to the defaults).
+    public func setMealWindows(_ w: MealWindows?) throws {
+        try write("set meal windows") { db in try Self.setMealWindows(w, db) }
+    }
+
+    static func setMealWindows(_ w: MealWindows?, _ db: Database) throws {
+        guard let w else { try db.execute(sql: "DELETE FROM settings WHERE key = 'meal_windows'"); return }
+        let text = String(decoding: try JSONEncoder().encode(w), as: UTF8.self)
+        try db.execute(sql: "INSERT INTO settings (key, value) VALUES ('meal_windows', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                       arguments: [text])
+    }
+
     // MARK: - Achievements
 
     /// Achievements unlocked so far, oldest first.

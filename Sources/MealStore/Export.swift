@@ -14,15 +14,20 @@ public struct DiaryExport: Sendable, Codable, Equatable {
     public var weight: [WeightLog]
     public var goals: Goals
     public var achievements: [Achievement]
+    /// The meal windows, when the user set their own.
+    public var mealWindows: MealWindows?
 
-    public init(meals: [MealRecord], water: [WaterLog], weight: [WeightLog], goals: Goals, achievements: [Achievement]) {
+    public init(meals: [MealRecord], water: [WaterLog], weight: [WeightLog], goals: Goals, achievements: [Achievement],
+                mealWindows: MealWindows? = nil) {
         schemaVersion = Self.currentSchemaVersion
         generator = "foodmoment"
         self.meals = meals; self.water = water; self.weight = weight; self.goals = goals; self.achievements = achievements
+        self.mealWindows = mealWindows
     }
 
     enum CodingKeys: String, CodingKey {
         case schemaVersion = "schema_version", generator, meals, water, weight, goals, achievements
+        case mealWindows = "meal_windows"
     }
 
     public static func encoder() -> JSONEncoder {
@@ -80,13 +85,14 @@ public struct ImportReport: Sendable, Codable, Equatable {
     public var weightAdded = 0
     public var achievementsAdded = 0
     public var goalsSet = false
+    public var mealWindowsSet = false
 
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case mealsAdded = "meals_added", mealsUpdated = "meals_updated", mealsUnchanged = "meals_unchanged"
         case mealsSkipped = "meals_skipped", waterAdded = "water_added", weightAdded = "weight_added"
-        case achievementsAdded = "achievements_added", goalsSet = "goals_set"
+        case achievementsAdded = "achievements_added", goalsSet = "goals_set", mealWindowsSet = "meal_windows_set"
     }
 }
 
@@ -100,7 +106,7 @@ extension MealStore {
             let weight = try Row.fetchAll(db, sql: "SELECT * FROM weight ORDER BY time_ms, id")
                 .map { WeightLog(id: $0["id"], time: Time.date($0["time_ms"]), kilograms: $0["kg"]) }
             return DiaryExport(meals: meals, water: water, weight: weight, goals: try Self.goals(db),
-                               achievements: try Self.achievements(db))
+                               achievements: try Self.achievements(db), mealWindows: try Self.mealWindows(db))
         }
     }
 
@@ -147,6 +153,10 @@ extension MealStore {
                 try db.execute(sql: "INSERT OR IGNORE INTO achievements (id, title, unlocked_ms) VALUES (?, ?, ?)",
                                arguments: [a.id, a.title, Time.ms(a.unlockedAt)])
                 report.achievementsAdded += db.changesCount
+            }
+            if let w = doc.mealWindows, try Self.mealWindows(db) != w {
+                try Self.setMealWindows(w, db)
+                report.mealWindowsSet = true
             }
             if doc.goals != Goals(), try Self.goals(db) != doc.goals {
                 try Self.setGoals(doc.goals, db)

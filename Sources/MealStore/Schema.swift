@@ -63,6 +63,7 @@ enum Schema {
                   PRIMARY KEY (hash, settings)
                 );
                 CREATE INDEX journal_by_meal ON journal(meal_id);
+                CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
                 """)
         }
         return m

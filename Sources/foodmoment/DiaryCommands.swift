@@ -376,7 +376,7 @@ struct GoalsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "goals",
         abstract: "Set or show your daily goals (kcal, protein, carbs, fat, water) and target weight.",
-        discussion: "Examples:\n  foodmoment goals set --kcal 2000 --protein 120 --carbs 250 --fat 70 --water 2000\n  foodmoment goals set --target-weight 65\n  foodmoment goals show --json",
+        discussion: "Examples:\n  foodmoment goals set --kcal 2000 --protein 120 --carbs 250 --fat 70 --water 2000\n  foodmoment goals set --target-weight 65\n  foodmoment goals set --meal-windows \"breakfast=06:00-10:00,dinner=18:00-23:00\"\n  foodmoment goals show --json",
         subcommands: [Set.self, Show.self]
     )
 
@@ -389,12 +389,21 @@ struct GoalsCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("Daily fat in grams.", valueName: "g")) var fat: Double?
         @Option(help: ArgumentHelp("Daily water in millilitres.", valueName: "ml")) var water: Double?
         @Option(name: .customLong("target-weight"), help: ArgumentHelp("Target weight in kg.", valueName: "kg")) var targetWeight: Double?
+        @Option(name: .customLong("meal-windows"), help: ArgumentHelp(
+            "When meals happen, e.g. \"breakfast=06:00-10:00,lunch=11:30-14:30,dinner=18:00-22:30\" (others keep their defaults; \"default\" resets).",
+            valueName: "spec"))
+        var mealWindows: String?
         @Flag(help: "Print the goals as JSON.") var json = false
 
         func validate() throws {
             let all = [kcal, protein, carbs, fat, water, targetWeight]
-            guard all.contains(where: { $0 != nil }) else { throw ValidationError("give at least one goal, e.g. --kcal 2000") }
+            guard all.contains(where: { $0 != nil }) || mealWindows != nil else {
+                throw ValidationError("give at least one goal, e.g. --kcal 2000")
+            }
             for v in all.compactMap({ $0 }) where !(v.isFinite && v >= 0) { throw ValidationError("goals must be numbers ≥ 0") }
+            if let mealWindows, mealWindows != "default" {
+                do { _ = try MealWindows(parsing: mealWindows) } catch { throw ValidationError(error.description) }
+            }
         }
 
         func run() async throws {
@@ -404,7 +413,11 @@ struct GoalsCommand: AsyncParsableCommand {
             apply(kcal, \.dailyKcal); apply(protein, \.proteinG); apply(carbs, \.carbsG); apply(fat, \.fatG)
             apply(water, \.waterMl); apply(targetWeight, \.targetWeightKg)
             try storeCall { try s.setGoals(g) }
-            if json { try printDiaryJSON(g) } else { print(GoalsCommand.text(g), terminator: "") }
+            if let mealWindows {
+                let w = mealWindows == "default" ? nil : try MealWindows(parsing: mealWindows)
+                try storeCall { try s.setMealWindows(w) }
+            }
+            if json { try printDiaryJSON(g) } else { print(GoalsCommand.text(g, windows: try storeCall { try s.mealWindows() }), terminator: "") }
         }
     }
 
@@ -417,11 +430,11 @@ struct GoalsCommand: AsyncParsableCommand {
             let s = try store.open()
             let g = try storeCall { try s.goals() }
             if json { try printDiaryJSON(g); return }
-            print(GoalsCommand.text(g), terminator: "")
+            print(GoalsCommand.text(g, windows: try storeCall { try s.mealWindows() }), terminator: "")
         }
     }
 
-    static func text(_ g: Goals) -> String {
+    static func text(_ g: Goals, windows: MealWindows) -> String {
         func v(_ x: Double?, _ unit: String) -> String { x.map { Bars.int($0) + unit } ?? "not set" }
         var out = "Daily goals\n"
         out += "  kcal           \(v(g.dailyKcal, ""))\n"
@@ -430,6 +443,9 @@ struct GoalsCommand: AsyncParsableCommand {
         out += "  fat            \(v(g.fatG, " g"))\n"
         out += "  water          \(v(g.waterMl, " ml"))\n"
         out += "  target weight  \(g.targetWeightKg.map { String(format: "%.1f kg", $0) } ?? "not set")\n"
+        out += "Meal windows (other times are snacks)\n"
+        out += "  breakfast \(MealWindows.format(windows.breakfast))  lunch \(MealWindows.format(windows.lunch))"
+            + "  dinner \(MealWindows.format(windows.dinner))\n"
         return out
     }
 }
@@ -527,7 +543,8 @@ struct ImportCommand: AsyncParsableCommand {
         if json { try printDiaryJSON(report); return }
         print("imported \(file): \(report.mealsAdded) meals added, \(report.mealsUpdated) updated, \(report.mealsUnchanged) unchanged, "
               + "\(report.mealsSkipped.count) skipped; \(report.waterAdded) water, \(report.weightAdded) weight logs; "
-              + "\(report.achievementsAdded) achievements" + (report.goalsSet ? "; goals set" : ""))
+              + "\(report.achievementsAdded) achievements" + (report.goalsSet ? "; goals set" : "")
+              + (report.mealWindowsSet ? "; meal windows set" : ""))
         for s in report.mealsSkipped { Output.note("skipped \(s)") }
         if !report.mealsSkipped.isEmpty { throw ExitCode.failure }
     }

@@ -198,7 +198,8 @@ struct MealCommand: AsyncParsableCommand {
             let s = try store.open()
             let when = try time.map { try LocalDates.time($0, on: LocalDates.today) } ?? Date()
             let m = try storeCall {
-                try s.addMeal(time: when, type: type.flatMap { MealType(rawValue: $0.lowercased()) }, foods: foods, title: title)
+                try s.addMeal(time: when, type: type.flatMap { MealType(rawValue: $0.lowercased()) }, foods: foods, title: title,
+                              windows: try s.mealWindows())
             }
             for a in try storeCall({ try s.updateAchievements() }) { Output.note("🏆 unlocked: \(a.title)") }
             if json { try printDiaryJSON(m) } else { print(MealText.detail(m), terminator: "") }

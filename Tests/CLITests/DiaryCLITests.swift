@@ -64,6 +64,12 @@ struct DiaryCLITests {
         #expect(add.stdout.contains("Banana") && add.stdout.contains("118 g"))
 
         #expect(try diaryCLI(dir, "meal", "edit", id, "--delete-food", "99").status == 1)
+        let typed = try diaryCLI(dir, "meal", "add", "--time", "2026-11-19 07:45", "--food", "banana", "--food", "egg=100", "--json")
+        #expect(typed.status == 0, "\(typed.stderr)")
+        let meal = try #require(try jsonObject(typed) as? [String: Any])
+        #expect(meal["type"] as? String == "breakfast" && meal["time"] as? String == "2026-11-19T07:45:00.000Z")
+        #expect((meal["foods"] as? [[String: Any]])?.map { $0["grams"] as? Double } == [118, 100])
+        #expect(try diaryCLI(dir, "meal", "add", "--food", "zzqqxxnotafood").status == 1)
         #expect(try diaryCLI(dir, "meal", "edit", id, "--type", "brunch").status == 2)
         let missing = try diaryCLI(dir, "meal", "show", "FFFFFFFF")
         #expect(missing.status == 1 && missing.stderr.contains("no meal with id FFFFFFFF"))
@@ -71,7 +77,7 @@ struct DiaryCLITests {
         let del = try diaryCLI(dir, "meal", "delete", id)
         #expect(del.status == 0 && del.stdout.hasPrefix("deleted meal \(id.prefix(8))"))
         let after = try #require(try jsonObject(try diaryCLI(dir, "meal", "list", "--json")) as? [[String: Any]])
-        #expect(after.count == meals.count - 1)
+        #expect(after.count == meals.count - 1 + 1)  // one deleted, one typed by hand
     }
 
     @Test func goalsWaterWeightDiaryAndStats() throws {
@@ -80,6 +86,9 @@ struct DiaryCLITests {
         let goals = try diaryCLI(dir, "goals", "set", "--kcal", "2000", "--protein", "120", "--water", "2000")
         #expect(goals.status == 0 && goals.stdout.contains("kcal           2,000"))
         #expect(try diaryCLI(dir, "goals", "set", "--fat", "70", "--json").stdout.contains("\"daily_kcal\" : 2000"))
+        let windows = try diaryCLI(dir, "goals", "set", "--meal-windows", "breakfast=06:00-09:30")
+        #expect(windows.status == 0 && windows.stdout.contains("breakfast 06:00-09:30  lunch 10:30-15:00  dinner 17:00-22:00"))
+        #expect(try diaryCLI(dir, "goals", "set", "--meal-windows", "brunch=10:00-11:00").status == 2)
         let water = try diaryCLI(dir, "water", "add", "250", "--time", "2026-11-18 09:00")
         #expect(water.status == 0 && water.stdout.contains("logged 250 ml at 09:00"))
         #expect(try diaryCLI(dir, "water", "add", "-5").status == 2)

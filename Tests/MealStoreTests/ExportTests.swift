@@ -20,6 +20,7 @@ struct ExportTests {
         try s.addWater(milliliters: 250, at: at("2026-11-22", "08:00"))
         try s.addWeight(kilograms: 68.25, at: at("2026-11-22", "07:00"))
         try s.setGoals(Goals(dailyKcal: 2100, proteinG: 110.5, waterMl: 2000))
+        try s.setMealWindows(try MealWindows(parsing: "breakfast=06:00-09:30"))
         try s.updateAchievements()
     }
 
@@ -32,7 +33,8 @@ struct ExportTests {
         #expect(doc.schemaVersion == 1 && doc.meals.count == 2 && doc.water.count == 1 && doc.achievements.count == 1)
 
         let report = try b.store.importDocument(doc)
-        #expect(report.mealsAdded == 2 && report.waterAdded == 1 && report.weightAdded == 1 && report.goalsSet)
+        #expect(report.mealsAdded == 2 && report.waterAdded == 1 && report.weightAdded == 1 && report.goalsSet && report.mealWindowsSet)
+        #expect(try b.store.mealWindows().breakfast == .init(start: 360, end: 570))
         let second = try b.store.exportDocument().jsonData()
         #expect(second == first)
         #expect(try b.store.exportDocument() == doc)
@@ -48,7 +50,7 @@ struct ExportTests {
         // The document reads as documented.
         let json = String(decoding: first, as: UTF8.self)
         for key in ["\"schema_version\" : 1", "\"taken_at\" : \"2026-11-21T11:00:00.123Z\"", "\"per_100g\"", "\"grams_source\"",
-                    "\"totals\"", "\"daily_kcal\" : 2100", "\"title\" : \"Friday, pizza night\""] {
+                    "\"totals\"", "\"daily_kcal\" : 2100", "\"meal_windows\"", "\"title\" : \"Friday, pizza night\""] {
             #expect(json.contains(key), "missing \(key)")
         }
     }

@@ -29,6 +29,14 @@ struct MergeTests {
         let utc = Date(timeIntervalSince1970: 1_795_332_600) // 2026-11-22 07:30 UTC
         #expect(w.type(at: utc, timeZone: berlin) == .breakfast)
         #expect(w.type(at: utc, timeZone: TimeZone(identifier: "Asia/Shanghai")!) == .snack)
+        // Stored with the diary; nil goes back to the defaults.
+        let t = try TempStore()
+        defer { t.cleanup() }
+        #expect(try t.store.mealWindows() == .standard)
+        try t.store.setMealWindows(w)
+        #expect(try MealStore(path: t.store.path).mealWindows() == w)
+        try t.store.setMealWindows(nil)
+        #expect(try t.store.mealWindows() == .standard)
     }
 
     @Test func photosOfOneMealWithinTheGapMerge() throws {
@@ -149,7 +157,7 @@ struct MergeTests {
 
     @Test func openingABadPathSaysWhichAndWhy() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fm-notdir-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: dir, contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: dir, contents: Data("x".utf8))
         defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect {
             try MealStore(path: dir + "/meals.sqlite")
@@ -159,7 +167,7 @@ struct MergeTests {
         }
         // A file that is not SQLite.
         let junk = dir + "-junk.sqlite"
-        FileManager.default.createFile(atPath: junk, contents: Data(repeating: 0x41, count: 4096))
+        _ = FileManager.default.createFile(atPath: junk, contents: Data(repeating: 0x41, count: 4096))
         defer { try? FileManager.default.removeItem(atPath: junk) }
         #expect(throws: MealStoreError.self) { try MealStore(path: junk) }
     }
