@@ -33,6 +33,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // C: setjmp-guarded libjpeg / libpng calls returning codes and messages; never printf, never exit. Also the
@@ -55,6 +56,12 @@ let package = Package(
         .target(name: "Rendering", dependencies: ["FoodCore"], swiftSettings: numericSettings),
         // Optional stage 2: OpenAI-compatible, Gemini and Ollama providers over any HTTPTransport.
         .target(name: "LLMRefiner", dependencies: ["FoodCore"], swiftSettings: swiftSettings),
+        // The meal diary store: SQLite (system libsqlite3) through GRDB.
+        .target(
+            name: "MealStore",
+            dependencies: ["FoodCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "Pipeline",
             dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "Rendering", "LLMRefiner"],
@@ -63,7 +70,7 @@ let package = Package(
         .executableTarget(
             name: "foodmoment",
             dependencies: [
-                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "CurlTransport", "LLMRefiner",
+                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "CurlTransport", "LLMRefiner", "MealStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -81,6 +88,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "LLMRefinerTests", dependencies: ["LLMRefiner", "FoodCore", "CurlTransport", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
+        // Also GRDB: the atomicity tests install failing SQLite triggers through a second connection.
+        .testTarget(
+            name: "MealStoreTests",
+            dependencies: ["MealStore", "FoodCore", "FoodMomentTestSupport", "foodmoment", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "CLITests", dependencies: ["FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
     ]
 )

@@ -208,6 +208,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
         csvWriter?.close()
         let line = summaryLine(summary)
         if json || ndjson { Output.note("summary: " + line) } else { print(line) }
+        if log && summary.mealsCreated + summary.mealsMerged > 0 {
+            for a in updateAchievements() { Output.note("🏆 achievement unlocked: \(a.title)") }
+        }
         if summary.fromJournal > 0 && !json && !ndjson {
             print("(\(summary.fromJournal) finished in an earlier run, taken from the journal \(journalPath()); --force analyses them again)")
         }

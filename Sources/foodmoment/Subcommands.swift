@@ -18,4 +18,15 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     BarcodeCommand.self,
     MergeResultsCommand.self,
     LLMCommand.self,
+    // The diary (issue 6): meal records, day timeline, stats, logs, goals, export/import.
+    MealCommand.self,
+    DiaryCommand.self,
+    StatsCommand.self,
+    WaterCommand.self,
+    WeightCommand.self,
+    GoalsCommand.self,
+    AchievementsCommand.self,
+    ExportCommand.self,
+    ImportCommand.self,
+    StoreWriterDebugCommand.self,
 ]

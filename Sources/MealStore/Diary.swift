@@ -1,0 +1,276 @@
+public import FoodCore
+public import Foundation
+import GRDB
+
+/// One change to a meal by hand. Food numbers are 0-based here (the CLI shows them 1-based).
+public enum MealEdit: Sendable, Equatable {
+    case type(MealType)
+    case time(Date)
+    /// A new title; an empty one goes back to the automatic title.
+    case title(String)
+    case analysis(String?)
+    /// Grams of food `index`; its nutrients are recomputed from its per-100 g values.
+    case grams(index: Int, grams: Double)
+    case deleteFood(index: Int)
+    case addFood(MealFood)
+}
+
+extension MealStore {
+    /// Applies the edits in order in one transaction; title, tags and totals follow the foods.
+    @discardableResult
+    public func edit(mealID: String, _ edits: [MealEdit]) throws -> MealRecord {
+        try write("edit meal \(mealID)") { db in
+            guard let id = try Rows.resolve(mealID, db), let before = try Rows.meal(id: id, db) else {
+                throw MealStoreError.noSuchMeal(mealID)
+            }
+            var rec = before
+            for e in edits {
+                switch e {
+                case let .type(t): rec.type = t
+                case let .time(d): rec.time = Time.date(Time.ms(d))
+                case let .title(t): rec.title = t.trimmingCharacters(in: .whitespacesAndNewlines)
+                case let .analysis(a): rec.analysis = a
+                case let .grams(i, g):
+                    guard rec.foods.indices.contains(i) else {
+                        throw MealStoreError.noSuchFood(meal: String(id.prefix(8)), number: i + 1, count: rec.foods.count)
+                    }
+                    guard g.isFinite, g >= 0 else { throw MealStoreError.invalidValue(field: "grams", value: "\(g)", expected: "a number ≥ 0") }
+                    rec.foods[i].setGrams(g)
+                case let .deleteFood(i):
+                    guard rec.foods.indices.contains(i) else {
+                        throw MealStoreError.noSuchFood(meal: String(id.prefix(8)), number: i + 1, count: rec.foods.count)
+                    }
+                    rec.foods.remove(at: i)
+                case let .addFood(f):
+                    try Validate.foods([f])
+                    rec.foods.append(f)
+                }
+            }
+            rec.updatedAt = Time.date(nowMs)
+            let out = Rows.derive(rec, from: before)
+            try Rows.save(out, db)
+            return out
+        }
+    }
+
+    /// Logs a meal typed by hand (no photo): the type from `windows` unless given; title and tags derived.
+    @discardableResult
+    public func addMeal(time: Date, type: MealType? = nil, foods: [MealFood], title: String? = nil,
+                        windows: MealWindows = .standard) throws -> MealRecord {
+        try Validate.foods(foods)
+        let stamp = Time.date(nowMs)
+        let rec = MealRecord(type: type ?? windows.type(at: time, timeZone: timeZone), time: Time.date(Time.ms(time)),
+                             title: title ?? "", foods: foods, createdAt: stamp)
+        let out = Rows.derive(rec, from: nil)
+        try write("add meal") { db in try Rows.save(out, db) }
+        return out
+    }
+
+    /// Deletes a meal, its foods and photos (the photos may then be logged again). False when no meal matches.
+    @discardableResult
+    public func deleteMeal(id: String) throws -> Bool {
+        try write("delete meal \(id)") { db in
+            guard let full = try Rows.resolve(id, db) else { return false }
+            try db.execute(sql: "DELETE FROM meals WHERE id = ?", arguments: [full])
+            return db.changesCount > 0
+        }
+    }
+
+    // MARK: - Water and weight
+
+    @discardableResult
+    public func addWater(milliliters: Double, at time: Date? = nil) throws -> WaterLog {
+        guard milliliters.isFinite, milliliters > 0, milliliters <= 10_000 else {
+            throw MealStoreError.invalidValue(field: "water", value: "\(milliliters) ml", expected: "1 to 10000 ml")
+        }
+        let log = WaterLog(time: Time.date(Time.ms(time ?? now())), milliliters: milliliters)
+        try write("add water") { db in
+            try db.execute(sql: "INSERT INTO water (id, time_ms, ml) VALUES (?, ?, ?)",
+                           arguments: [log.id, Time.ms(log.time), log.milliliters])
+        }
+        return log
+    }
+
+    public func waterLogs(from: Date, to: Date) throws -> [WaterLog] {
+        try read("list water") { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM water WHERE time_ms >= ? AND time_ms < ? ORDER BY time_ms, id",
+                             arguments: [Time.ms(from), Time.ms(to)])
+                .map { WaterLog(id: $0["id"], time: Time.date($0["time_ms"]), milliliters: $0["ml"]) }
+        }
+    }
+
+    @discardableResult
+    public func addWeight(kilograms: Double, at time: Date? = nil) throws -> WeightLog {
+        guard kilograms.isFinite, kilograms >= 2, kilograms <= 500 else {
+            throw MealStoreError.invalidValue(field: "weight", value: "\(kilograms) kg", expected: "2 to 500 kg")
+        }
+        let log = WeightLog(time: Time.date(Time.ms(time ?? now())), kilograms: kilograms)
+        try write("add weight") { db in
+            try db.execute(sql: "INSERT INTO weight (id, time_ms, kg) VALUES (?, ?, ?)",
+                           arguments: [log.id, Time.ms(log.time), log.kilograms])
+        }
+        return log
+    }
+
+    public func weightLogs(from: Date, to: Date) throws -> [WeightLog] {
+        try read("list weight") { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM weight WHERE time_ms >= ? AND time_ms < ? ORDER BY time_ms, id",
+                             arguments: [Time.ms(from), Time.ms(to)])
+                .map { WeightLog(id: $0["id"], time: Time.date($0["time_ms"]), kilograms: $0["kg"]) }
+        }
+    }
+
+    // MARK: - Goals
+
+    public func goals() throws -> Goals {
+        try read("read goals") { db in try Self.goals(db) }
+    }
+
+    static func goals(_ db: Database) throws -> Goals {
+        guard let r = try Row.fetchOne(db, sql: "SELECT * FROM goals WHERE id = 1") else { return Goals() }
+        return Goals(dailyKcal: r["daily_kcal"], proteinG: r["protein_g"], carbsG: r["carbs_g"], fatG: r["fat_g"],
+                     waterMl: r["water_ml"], targetWeightKg: r["target_weight_kg"])
+    }
+
+    /// Replaces the goals (nil fields are "not set").
+    public func setGoals(_ g: Goals) throws {
+        for (name, v) in [("kcal", g.dailyKcal), ("protein", g.proteinG), ("carbs", g.carbsG), ("fat", g.fatG),
+                          ("water", g.waterMl), ("target weight", g.targetWeightKg)] {
+            if let v, !(v.isFinite && v > 0) {
+                throw MealStoreError.invalidValue(field: "goal \(name)", value: "\(v)", expected: "a positive number")
+            }
+        }
+        try write("set goals") { db in try Self.setGoals(g, db) }
+    }
+
+    static func setGoals(_ g: Goals, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO goals (id, daily_kcal, protein_g, carbs_g, fat_g, water_ml, target_weight_kg)
+            VALUES (1, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET daily_kcal = excluded.daily_kcal, protein_g = excluded.protein_g,
+              carbs_g = excluded.carbs_g, fat_g = excluded.fat_g, water_ml = excluded.water_ml,
+              target_weight_kg = excluded.target_weight_kg
+            """, arguments: [g.dailyKcal, g.proteinG, g.carbsG, g.fatG, g.waterMl, g.targetWeightKg])
+    }
+
+    // MARK: - Meal windows
+
+    /// The user's meal windows (the defaults until set).
+    public func mealWindows() throws -> MealWindows {
+        try read("read meal windows") { db in try Self.mealWindows(db) ?? .standard }
+    }
+
+    static func mealWindows(_ db: Database) throws -> MealWindows? {
+        guard let text = try String.fetchOne(db, sql: "SELECT value FROM settings WHERE key = 'meal_windows'") else { return nil }
+        return try? JSONDecoder().decode(MealWindows.self, from: Data(text.utf8))
+    }
+
+    /// Stores the meal windows that `analyze --log` and `meal add` use (nil goes back to the defaults).
+    public func setMealWindows(_ w: MealWindows?) throws {
+        try write("set meal windows") { db in try Self.setMealWindows(w, db) }
+    }
+
+    static func setMealWindows(_ w: MealWindows?, _ db: Database) throws {
+        guard let w else { try db.execute(sql: "DELETE FROM settings WHERE key = 'meal_windows'"); return }
+        let text = String(decoding: try JSONEncoder().encode(w), as: UTF8.self)
+        try db.execute(sql: "INSERT INTO settings (key, value) VALUES ('meal_windows', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                       arguments: [text])
+    }
+
+    // MARK: - Achievements
+
+    /// Achievements unlocked so far, oldest first.
+    public func achievements() throws -> [Achievement] {
+        try read("read achievements") { db in try Self.achievements(db) }
+    }
+
+    static func achievements(_ db: Database) throws -> [Achievement] {
+        try Row.fetchAll(db, sql: "SELECT * FROM achievements ORDER BY unlocked_ms, id").map {
+            Achievement(id: $0["id"], title: $0["title"], unlockedAt: Time.date($0["unlocked_ms"]))
+        }
+    }
+
+    /// Evaluates the achievement rules on the whole diary and stores the newly unlocked ones (dated by the
+    /// meal or day that earned them). Once unlocked, an achievement stays. Returns the new ones.
+    @discardableResult
+    public func updateAchievements() throws -> [Achievement] {
+        try write("update achievements") { db in
+            let have = Set(try String.fetchAll(db, sql: "SELECT id FROM achievements"))
+            var days: [LocalDay: DayFacts] = [:]
+            var mealTimes: [Int64] = []
+            for row in try Row.fetchAll(db, sql: """
+                SELECT m.time_ms AS t, COALESCE(SUM(f.protein_g), 0) AS p FROM meals m
+                LEFT JOIN foods f ON f.meal_id = m.id GROUP BY m.id ORDER BY m.time_ms
+                """) {
+                let t: Int64 = row["t"]
+                mealTimes.append(t)
+                let day = LocalDay(Time.date(t), timeZone: timeZone)
+                days[day, default: DayFacts()].firstMeal = min(days[day]?.firstMeal ?? t, t)
+                days[day, default: DayFacts()].protein += row["p"] as Double
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT time_ms AS t, ml FROM water ORDER BY time_ms") {
+                let t: Int64 = row["t"]
+                let day = LocalDay(Time.date(t), timeZone: timeZone)
+                let total = (days[day]?.waterLogs.last?.total ?? 0) + (row["ml"] as Double)
+                days[day, default: DayFacts()].waterLogs.append((t, total))
+            }
+            let goals = try Self.goals(db)
+            let earned = AchievementRules.evaluate(mealTimes: mealTimes, days: days, goals: goals)
+            var new: [Achievement] = []
+            for a in earned where !have.contains(a.id) {
+                try db.execute(sql: "INSERT INTO achievements (id, title, unlocked_ms) VALUES (?, ?, ?)",
+                               arguments: [a.id, a.title, Time.ms(a.unlockedAt)])
+                new.append(a)
+            }
+            return new
+        }
+    }
+}
+
+/// What the achievement rules need to know about one local day.
+struct DayFacts {
+    /// Time of the day's first meal (nil on a day with only water logs).
+    var firstMeal: Int64?
+    var protein: Double = 0
+    /// (time, running total in ml) of each water log of the day, in time order.
+    var waterLogs: [(time: Int64, total: Double)] = []
+}
+
+/// The achievement rules (documented in the README):
+/// - `first-meal` "First meal logged"
+/// - `meals-10`, `meals-100`: 10 and 100 meals logged
+/// - `streak-3`, `streak-7`, `streak-30`: meals logged on 3, 7, 30 consecutive days
+/// - `protein-goal`: a day whose foods reach the protein goal (when one is set)
+/// - `hydrated`: a day whose water logs reach the water goal (2000 ml when none is set)
+enum AchievementRules {
+    static func evaluate(mealTimes: [Int64], days: [LocalDay: DayFacts], goals: Goals) -> [Achievement] {
+        var out: [Achievement] = []
+        let sortedTimes = mealTimes.sorted()
+        for (n, id, title) in [(1, "first-meal", "First meal logged"), (10, "meals-10", "10 meals logged"),
+                               (100, "meals-100", "100 meals logged")] where sortedTimes.count >= n {
+            out.append(Achievement(id: id, title: title, unlockedAt: Time.date(sortedTimes[n - 1])))
+        }
+        let mealDays = days.filter { $0.value.firstMeal != nil }.keys.sorted()
+        var run = 0
+        var previous: LocalDay?
+        for d in mealDays {
+            run = previous?.adding(days: 1) == d ? run + 1 : 1
+            previous = d
+            if [3, 7, 30].contains(run) && !out.contains(where: { $0.id == "streak-\(run)" }) {
+                out.append(Achievement(id: "streak-\(run)", title: "\(run)-day logging streak",
+                                       unlockedAt: Time.date(days[d]!.firstMeal!)))
+            }
+        }
+        if let goal = goals.proteinG, let d = mealDays.first(where: { days[$0]!.protein >= goal }) {
+            out.append(Achievement(id: "protein-goal", title: "Protein goal met", unlockedAt: Time.date(days[d]!.firstMeal!)))
+        }
+        let waterGoal = goals.waterMl ?? 2000
+        for d in days.keys.sorted() {
+            if let hit = days[d]!.waterLogs.first(where: { $0.total >= waterGoal }) {
+                out.append(Achievement(id: "hydrated", title: "Water goal reached", unlockedAt: Time.date(hit.time)))
+                break
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,216 @@
+import FoodCore
+public import Foundation
+import GRDB
+
+/// Tables and their migrations. Times are integer milliseconds since 1970 (UTC), so every value survives a
+/// store → export → import → export round trip bit for bit.
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1: meals, foods, photos, logs, goals, achievements, journal") { db in
+            try db.execute(sql: """
+                CREATE TABLE meals (
+                  id TEXT PRIMARY KEY NOT NULL,
+                  type TEXT NOT NULL CHECK (type IN ('breakfast', 'lunch', 'dinner', 'snack')),
+                  time_ms INTEGER NOT NULL,
+                  utc_offset_s INTEGER,
+                  title TEXT NOT NULL,
+                  tags TEXT NOT NULL,
+                  analysis TEXT,
+                  created_ms INTEGER NOT NULL,
+                  updated_ms INTEGER NOT NULL
+                );
+                CREATE INDEX meals_by_time ON meals(time_ms);
+                CREATE TABLE foods (
+                  meal_id TEXT NOT NULL REFERENCES meals(id) ON DELETE CASCADE,
+                  position INTEGER NOT NULL,
+                  label TEXT NOT NULL, name TEXT NOT NULL, name_zh TEXT NOT NULL, emoji TEXT NOT NULL,
+                  confidence REAL NOT NULL,
+                  box_x REAL, box_y REAL, box_w REAL, box_h REAL,
+                  grams REAL NOT NULL CHECK (grams >= 0),
+                  grams_source TEXT NOT NULL, source TEXT NOT NULL, food_id TEXT, provenance TEXT,
+                  per100_kcal REAL, per100_protein_g REAL, per100_carbs_g REAL, per100_fat_g REAL, per100_fiber_g REAL,
+                  kcal REAL NOT NULL, protein_g REAL NOT NULL, carbs_g REAL NOT NULL, fat_g REAL NOT NULL,
+                  fiber_g REAL NOT NULL,
+                  photo_hash TEXT,
+                  PRIMARY KEY (meal_id, position)
+                );
+                CREATE TABLE photos (
+                  hash TEXT PRIMARY KEY NOT NULL,
+                  meal_id TEXT NOT NULL REFERENCES meals(id) ON DELETE CASCADE,
+                  path TEXT NOT NULL,
+                  taken_ms INTEGER NOT NULL,
+                  time_source TEXT NOT NULL
+                );
+                CREATE INDEX photos_by_meal ON photos(meal_id);
+                CREATE INDEX photos_by_time ON photos(taken_ms);
+                CREATE TABLE water (id TEXT PRIMARY KEY NOT NULL, time_ms INTEGER NOT NULL, ml REAL NOT NULL CHECK (ml > 0));
+                CREATE INDEX water_by_time ON water(time_ms);
+                CREATE TABLE weight (id TEXT PRIMARY KEY NOT NULL, time_ms INTEGER NOT NULL, kg REAL NOT NULL CHECK (kg > 0));
+                CREATE INDEX weight_by_time ON weight(time_ms);
+                CREATE TABLE goals (
+                  id INTEGER PRIMARY KEY CHECK (id = 1),
+                  daily_kcal REAL, protein_g REAL, carbs_g REAL, fat_g REAL, water_ml REAL, target_weight_kg REAL
+                );
+                CREATE TABLE achievements (id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, unlocked_ms INTEGER NOT NULL);
+                CREATE TABLE journal (
+                  hash TEXT NOT NULL,
+                  settings TEXT NOT NULL,
+                  path TEXT NOT NULL,
+                  result BLOB NOT NULL,
+                  meal_id TEXT REFERENCES meals(id) ON DELETE SET NULL,
+                  recorded_ms INTEGER NOT NULL,
+                  PRIMARY KEY (hash, settings)
+                );
+                CREATE INDEX journal_by_meal ON journal(meal_id);
+                CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                """)
+        }
+        return m
+    }
+}
+
+/// Milliseconds since 1970 ↔ Date, and ISO 8601 text with milliseconds (UTC) for exports.
+enum Time {
+    static func ms(_ d: Date) -> Int64 {
+        let v = (d.timeIntervalSince1970 * 1000).rounded()
+        return v.isFinite ? Int64(max(min(v, 9e15), -9e15)) : 0
+    }
+
+    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
+
+    /// `2026-11-22T08:15:00.000Z`.
+    static func iso(_ d: Date) -> String {
+        let ms = ms(d)
+        let secs = ms.floorDiv(1000), milli = ms - secs * 1000
+        let days = secs.floorDiv(86_400), rest = secs - days * 86_400
+        let (y, m, dd) = civil(days)
+        return String(format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ", y, m, dd, rest / 3600, rest % 3600 / 60,
+                      rest % 60, milli)
+    }
+
+    /// Parses what `iso` writes (also without milliseconds, and with a `+hh:mm` offset).
+    static func parseISO(_ s: String) -> Date? {
+        let b = Array(s.utf8)
+        func num(_ at: Int, _ n: Int) -> Int64? {
+            guard at + n <= b.count else { return nil }
+            var v: Int64 = 0
+            for c in b[at..<(at + n)] { guard c >= 48, c <= 57 else { return nil }; v = v * 10 + Int64(c - 48) }
+            return v
+        }
+        guard b.count >= 20, b[4] == 45, b[7] == 45, b[10] == 84, b[13] == 58, b[16] == 58,
+              let y = num(0, 4), let mo = num(5, 2), let d = num(8, 2), let h = num(11, 2), let mi = num(14, 2),
+              let se = num(17, 2), (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, se < 61 else { return nil }
+        var i = 19
+        var milli: Int64 = 0
+        if i < b.count, b[i] == 46 {
+            i += 1
+            var digits = 0
+            while i < b.count, b[i] >= 48, b[i] <= 57 {
+                if digits < 3 { milli = milli * 10 + Int64(b[i] - 48) }
+                digits += 1; i += 1
+            }
+            guard digits > 0 else { return nil }
+            if digits < 3 { for _ in digits..<3 { milli *= 10 } }
+        }
+        var offset: Int64 = 0
+        if i < b.count, b[i] == 90 { i += 1 } else if i + 6 == b.count, b[i] == 43 || b[i] == 45, b[i + 3] == 58,
+                  let oh = num(i + 1, 2), let om = num(i + 4, 2) {
+            offset = (oh * 3600 + om * 60) * (b[i] == 45 ? -1 : 1)
+            i += 6
+        } else { return nil }
+        guard i == b.count else { return nil }
+        let secs = days(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se - offset
+        return date(secs * 1000 + milli)
+    }
+
+    /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
+    static func civil(_ z0: Int64) -> (Int64, Int64, Int64) {
+        let z = z0 + 719_468
+        let era = z.floorDiv(146_097)
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+
+    /// (year, month, day) → days since 1970-01-01.
+    static func days(_ y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
+        let y = m <= 2 ? y0 - 1 : y0
+        let era = y.floorDiv(400)
+        let yoe = y - era * 400
+        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+}
+
+extension Int64 {
+    func floorDiv(_ d: Int64) -> Int64 { let q = self / d; return (self % d != 0 && (self < 0) != (d < 0)) ? q - 1 : q }
+}
+
+/// A calendar day in some time zone (`2026-11-22`).
+public struct LocalDay: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    public var year: Int
+    public var month: Int
+    public var day: Int
+
+    public init(year: Int, month: Int, day: Int) { self.year = year; self.month = month; self.day = day }
+
+    public init(_ date: Date, timeZone: TimeZone) {
+        var c = Calendar(identifier: .gregorian)
+        c.timeZone = timeZone
+        let d = c.dateComponents([.year, .month, .day], from: date)
+        self.init(year: d.year ?? 1970, month: d.month ?? 1, day: d.day ?? 1)
+    }
+
+    /// Parses `2026-11-22`.
+    public init?(_ text: String) {
+        let p = text.split(separator: "-")
+        guard p.count == 3, p[0].count == 4, let y = Int(p[0]), let m = Int(p[1]), let d = Int(p[2]),
+              (1...12).contains(m), (1...31).contains(d) else { return nil }
+        let back = Time.civil(Time.days(Int64(y), Int64(m), Int64(d)))
+        guard back == (Int64(y), Int64(m), Int64(d)) else { return nil }
+        self.init(year: y, month: m, day: d)
+    }
+
+    /// Days since 1970-01-01 (for day arithmetic without a time zone).
+    public var dayNumber: Int { Int(Time.days(Int64(year), Int64(month), Int64(day))) }
+
+    public init(dayNumber: Int) {
+        let (y, m, d) = Time.civil(Int64(dayNumber))
+        self.init(year: Int(y), month: Int(m), day: Int(d))
+    }
+
+    public func adding(days n: Int) -> LocalDay { LocalDay(dayNumber: dayNumber + n) }
+
+    /// Monday = 0 … Sunday = 6.
+    public var weekdayFromMonday: Int { ((dayNumber + 3) % 7 + 7) % 7 }
+
+    /// Local midnight that starts this day in `timeZone`.
+    public func start(in timeZone: TimeZone) -> Date {
+        var c = Calendar(identifier: .gregorian)
+        c.timeZone = timeZone
+        return c.date(from: DateComponents(year: year, month: month, day: day)) ?? Time.date(Int64(dayNumber) * 86_400_000)
+    }
+
+    public var description: String { String(format: "%04d-%02d-%02d", year, month, day) }
+
+    public static func < (a: LocalDay, b: LocalDay) -> Bool { (a.year, a.month, a.day) < (b.year, b.month, b.day) }
+
+    public init(from decoder: any Decoder) throws {
+        let s = try decoder.singleValueContainer().decode(String.self)
+        guard let d = LocalDay(s) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a YYYY-MM-DD day: \(s)"))
+        }
+        self = d
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(description)
+    }
+}

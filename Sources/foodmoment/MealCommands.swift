@@ -1,0 +1,305 @@
+import ArgumentParser
+import FoodCore
+import Foundation
+import MealStore
+import Nutrition
+
+/// `foodmoment meal list|show|edit|delete`: the meal records of the diary, by hand.
+struct MealCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "meal",
+        abstract: "List, show, edit or delete meal records of the diary.",
+        discussion: """
+        Examples:
+          foodmoment meal list --date today
+          foodmoment meal show 3F2A9C1B
+          foodmoment meal edit 3F2A9C1B --grams 1=150 --delete-food 3 --add "banana=118" --type lunch
+          foodmoment meal delete 3F2A9C1B
+          foodmoment meal add --time "2026-11-22 12:30" --food "rice=180" --food "chicken curry=250"
+
+        Meal ids may be shortened to a unique prefix of 6 or more characters.
+        """,
+        subcommands: [List.self, Show.self, Add.self, Edit.self, Delete.self]
+    )
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List meals (all, one day, or a range of days), oldest first.",
+            discussion: """
+            Examples:
+              foodmoment meal list
+              foodmoment meal list --date yesterday
+              foodmoment meal list --from 2026-11-01 --to 2026-11-30 --json
+            """
+        )
+        @OptionGroup var store: StoreOptions
+        @Option(help: ArgumentHelp("Only this local day (YYYY-MM-DD, today, yesterday).", valueName: "day")) var date: String?
+        @Option(help: ArgumentHelp("First day (inclusive).", valueName: "day")) var from: String?
+        @Option(help: ArgumentHelp("Last day (inclusive).", valueName: "day")) var to: String?
+        @Flag(help: "Print the meal records as JSON.") var json = false
+
+        func validate() throws {
+            if date != nil, from != nil || to != nil { throw ValidationError("use --date or --from/--to, not both") }
+            for d in [date, from, to].compactMap({ $0 }) { _ = try LocalDates.day(d) }
+        }
+
+        func run() async throws {
+            let s = try store.open()
+            let zone = LocalDates.zone
+            var start: Date = .distantPast, end: Date = .distantFuture
+            if let date { let d = try LocalDates.day(date); start = d.start(in: zone); end = d.adding(days: 1).start(in: zone) }
+            if let from { start = try LocalDates.day(from).start(in: zone) }
+            if let to { end = try LocalDates.day(to).adding(days: 1).start(in: zone) }
+            let meals = try storeCall { try s.meals(from: start, to: end) }
+            if json { try printDiaryJSON(meals); return }
+            if meals.isEmpty { Output.note("no meals (analyze photos with `foodmoment analyze DIR --log`)"); return }
+            print("ID        DATE        TIME   TYPE        KCAL   P/C/F g        TITLE")
+            for m in meals {
+                let t = m.totals
+                let pcf = "\(Bars.g(t.proteinG.rounded()))/\(Bars.g(t.carbsG.rounded()))/\(Bars.g(t.fatG.rounded()))"
+                let tags = m.tags.isEmpty ? "" : "  [" + m.tags.joined(separator: ", ") + "]"
+                print("\(m.id.prefix(8))  \(LocalDay(m.time, timeZone: zone))  \(LocalDates.hhmm(m.time))  "
+                      + Output.pad(m.type.rawValue, 9) + Output.padLeft(Bars.int(t.kcal), 7) + "   "
+                      + Output.pad(pcf, 13) + "  " + m.title + tags)
+            }
+            let sum = meals.reduce(Macros.zero) { $0 + $1.totals }
+            Output.note("\(meals.count) meal\(meals.count == 1 ? "" : "s"), \(Bars.int(sum.kcal)) kcal")
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one meal: its foods with grams and nutrients, totals, tags and photos.",
+            discussion: "Example:\n  foodmoment meal show 3F2A9C1B --json"
+        )
+        @OptionGroup var store: StoreOptions
+        @Argument(help: ArgumentHelp("Meal id or a unique prefix (≥ 6 characters).", valueName: "id")) var id: String
+        @Flag(help: "Print the meal record as JSON.") var json = false
+
+        func run() async throws {
+            let s = try store.open()
+            guard let m = try storeCall({ try s.meal(id: id) }) else {
+                printError(MealStoreError.noSuchMeal(id).description)
+                throw ExitCode.failure
+            }
+            if json { try printDiaryJSON(m) } else { print(MealText.detail(m), terminator: "") }
+        }
+    }
+
+    struct Edit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a meal's type, time, title or foods; totals, title and tags are recomputed.",
+            discussion: """
+            Food numbers are those `meal show` prints before the edit. Grams are applied first, then deletions, then added foods. An added food is looked up in the nutrition database (name or recognition label); without `=GRAMS` it gets the label's default portion, else 100 g.
+
+            Examples:
+              foodmoment meal edit 3F2A9C1B --grams 2=150
+              foodmoment meal edit 3F2A9C1B --delete-food 1 --add "fried rice=250" --add banana
+              foodmoment meal edit 3F2A9C1B --type dinner --time 19:30 --title "Birthday dinner"
+              foodmoment meal edit 3F2A9C1B --title ""          back to the automatic title
+            """
+        )
+        @OptionGroup var store: StoreOptions
+        @Argument(help: ArgumentHelp("Meal id or a unique prefix (≥ 6 characters).", valueName: "id")) var id: String
+        @Option(help: ArgumentHelp("breakfast, lunch, dinner or snack.", valueName: "type")) var type: String?
+        @Option(help: ArgumentHelp("HH:MM (on the meal's day), 'YYYY-MM-DD HH:MM' or ISO 8601.", valueName: "time")) var time: String?
+        @Option(help: ArgumentHelp("A title of your own (\"\" = automatic).", valueName: "text")) var title: String?
+        @Option(help: ArgumentHelp("Set the grams of food N (repeatable).", valueName: "N=GRAMS")) var grams: [String] = []
+        @Option(name: .customLong("delete-food"), help: ArgumentHelp("Remove food N (repeatable).", valueName: "N"))
+        var deleteFood: [Int] = []
+        @Option(help: ArgumentHelp("Add a food by name, optionally with grams (repeatable).", valueName: "NAME[=GRAMS]"))
+        var add: [String] = []
+        @Option(name: .customLong("nutrition-db"), help: ArgumentHelp("Nutrition database folder for --add.", valueName: "dir"))
+        var nutritionDB: String?
+        @Flag(help: "Print the edited meal record as JSON.") var json = false
+
+        func validate() throws {
+            if let type, MealType(rawValue: type.lowercased()) == nil {
+                throw ValidationError("bad --type \(type): use breakfast, lunch, dinner or snack")
+            }
+            for g in grams { _ = try parseGrams(g) }
+            if deleteFood.contains(where: { $0 < 1 }) { throw ValidationError("--delete-food numbers start at 1") }
+            if type == nil, time == nil, title == nil, grams.isEmpty, deleteFood.isEmpty, add.isEmpty {
+                throw ValidationError("nothing to change: give --type, --time, --title, --grams, --delete-food or --add")
+            }
+        }
+
+        func parseGrams(_ s: String) throws -> (Int, Double) {
+            let p = s.split(separator: "=")
+            guard p.count == 2, let n = Int(p[0]), n >= 1, let g = Double(p[1]), g.isFinite, g >= 0 else {
+                throw ValidationError("bad --grams \(s): use N=GRAMS, e.g. 2=150")
+            }
+            return (n, g)
+        }
+
+        func run() async throws {
+            let s = try store.open()
+            guard let before = try storeCall({ try s.meal(id: id) }) else {
+                printError(MealStoreError.noSuchMeal(id).description)
+                throw ExitCode.failure
+            }
+            var edits: [MealEdit] = []
+            if let type { edits.append(.type(MealType(rawValue: type.lowercased())!)) }
+            if let time { edits.append(.time(try LocalDates.time(time, on: LocalDay(before.time, timeZone: LocalDates.zone)))) }
+            if let title { edits.append(.title(title)) }
+            for g in grams { let (n, v) = try parseGrams(g); edits.append(.grams(index: n - 1, grams: v)) }
+            for n in Set(deleteFood).sorted(by: >) { edits.append(.deleteFood(index: n - 1)) }
+            if !add.isEmpty {
+                let url = nutritionDB.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
+                let db: NutritionDatabase
+                do { db = try NutritionDatabase.load(directory: url) } catch {
+                    printError("\(error.description) (needed to look up --add foods)")
+                    throw ExitCode.failure
+                }
+                for a in add { edits.append(.addFood(try ManualFood.make(a, db: db))) }
+            }
+            let m = try storeCall { try s.edit(mealID: before.id, edits) }
+            for a in try storeCall({ try s.updateAchievements() }) { Output.note("🏆 unlocked: \(a.title)") }
+            if json { try printDiaryJSON(m) } else { print(MealText.detail(m), terminator: "") }
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Log a meal by hand (no photo): foods by name with grams.",
+            discussion: """
+            Foods are looked up in the nutrition database (name or recognition label); without `=GRAMS` a food gets the label's default portion, else 100 g. The type follows the meal windows unless --type is given.
+
+            Examples:
+              foodmoment meal add --food "oatmeal=250" --food banana
+              foodmoment meal add --time "2026-11-22 12:30" --food "fried rice=300" --type lunch --json
+            """
+        )
+        @OptionGroup var store: StoreOptions
+        @Option(help: ArgumentHelp("A food NAME[=GRAMS] (repeatable, at least one).", valueName: "NAME[=GRAMS]")) var food: [String] = []
+        @Option(help: ArgumentHelp("HH:MM today, 'YYYY-MM-DD HH:MM' or ISO 8601 (default now).", valueName: "time")) var time: String?
+        @Option(help: ArgumentHelp("breakfast, lunch, dinner or snack.", valueName: "type")) var type: String?
+        @Option(help: ArgumentHelp("A title of your own.", valueName: "text")) var title: String?
+        @Option(name: .customLong("nutrition-db"), help: ArgumentHelp("Nutrition database folder.", valueName: "dir"))
+        var nutritionDB: String?
+        @Flag(help: "Print the new meal record as JSON.") var json = false
+
+        func validate() throws {
+            if food.isEmpty { throw ValidationError("give at least one --food NAME[=GRAMS]") }
+            if let type, MealType(rawValue: type.lowercased()) == nil {
+                throw ValidationError("bad --type \(type): use breakfast, lunch, dinner or snack")
+            }
+            if let time { _ = try LocalDates.time(time, on: LocalDates.today) }
+        }
+
+        func run() async throws {
+            let url = nutritionDB.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
+            let db: NutritionDatabase
+            do { db = try NutritionDatabase.load(directory: url) } catch {
+                printError("\(error.description) (needed to look up the foods)")
+                throw ExitCode.failure
+            }
+            let foods = try food.map { try ManualFood.make($0, db: db) }
+            let s = try store.open()
+            let when = try time.map { try LocalDates.time($0, on: LocalDates.today) } ?? Date()
+            let m = try storeCall {
+                try s.addMeal(time: when, type: type.flatMap { MealType(rawValue: $0.lowercased()) }, foods: foods, title: title,
+                              windows: try s.mealWindows())
+            }
+            for a in try storeCall({ try s.updateAchievements() }) { Output.note("🏆 unlocked: \(a.title)") }
+            if json { try printDiaryJSON(m) } else { print(MealText.detail(m), terminator: "") }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a meal with its foods (its photos may then be logged again).",
+            discussion: "Example:\n  foodmoment meal delete 3F2A9C1B"
+        )
+        @OptionGroup var store: StoreOptions
+        @Argument(help: ArgumentHelp("Meal id or a unique prefix (≥ 6 characters).", valueName: "id")) var id: String
+
+        func run() async throws {
+            let s = try store.open()
+            guard let m = try storeCall({ try s.meal(id: id) }), try storeCall({ try s.deleteMeal(id: m.id) }) else {
+                printError(MealStoreError.noSuchMeal(id).description)
+                throw ExitCode.failure
+            }
+            print("deleted meal \(m.id.prefix(8)) (\(m.type.rawValue), \(m.title), \(Bars.int(m.totals.kcal)) kcal)")
+        }
+    }
+}
+
+/// A food typed by hand: looked up in the nutrition database by label or name.
+enum ManualFood {
+    static func make(_ spec: String, db: NutritionDatabase) throws -> MealFood {
+        let parts = spec.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+        let name = parts[0]
+        var grams: Double?
+        if parts.count == 2 {
+            guard let g = Double(parts[1]), g.isFinite, g >= 0 else { throw ValidationError("bad --add \(spec): grams must be a number ≥ 0") }
+            grams = g
+        }
+        guard !name.isEmpty else { throw ValidationError("bad --add \(spec): give a food name") }
+        let key = name.lowercased().replacingOccurrences(of: " ", with: "_")
+        if let label = db.labels[key], let food = db.food(forLabel: key) {
+            return MealFood(label: label.label, name: label.name, nameZh: label.nameZh, emoji: label.emoji, confidence: 1,
+                            grams: grams ?? label.portionGrams, gramsSource: grams == nil ? "default_portion" : "user",
+                            source: "user", foodId: food.id, provenance: food.provenance, per100g: macros(food))
+        }
+        guard let hit = db.search(name, limit: 1).first else {
+            printError("no food named \(name) in the nutrition database (try `foodmoment search \(name)`)")
+            throw ExitCode.failure
+        }
+        // A hit that is a recognition label's food reads as that label (its name, emoji and portion).
+        if let label = db.labels.values.sorted(by: { $0.label < $1.label }).first(where: { $0.food == hit.food.id }) {
+            return MealFood(label: label.label, name: label.name, nameZh: label.nameZh, emoji: label.emoji, confidence: 1,
+                            grams: grams ?? label.portionGrams, gramsSource: grams == nil ? "default_portion" : "user",
+                            source: "user", foodId: hit.food.id, provenance: hit.food.provenance, per100g: macros(hit.food))
+        }
+        return MealFood(label: key, name: hit.food.name, confidence: 1, grams: grams ?? 100,
+                        gramsSource: grams == nil ? "default_portion" : "user", source: "user", foodId: hit.food.id,
+                        provenance: hit.food.provenance, per100g: macros(hit.food))
+    }
+
+    /// Per-100 g macros, rounded to 0.001 like the database's own JSON (the tables hold Float values).
+    static func macros(_ f: Food) -> Macros {
+        func v(_ n: Nutrient) -> Double { ((f.per100g[n] ?? 0) * 1000).rounded() / 1000 }
+        return Macros(kcal: v(.energyKcal), proteinG: v(.protein), carbsG: v(.carbohydrate), fatG: v(.fat), fiberG: v(.fiber))
+    }
+}
+
+/// The JSON the diary commands print (dates as ISO 8601 UTC with milliseconds, like the export).
+func printDiaryJSON<T: Encodable>(_ value: T) throws {
+    FileHandle.standardOutput.write(try DiaryExport.encoder().encode(value) + Data("\n".utf8))
+}
+
+/// How a meal reads in a terminal.
+enum MealText {
+    static func detail(_ m: MealRecord) -> String {
+        let zone = LocalDates.zone
+        let day = LocalDay(m.time, timeZone: zone)
+        var out = "\(m.title)\n"
+        out += "  id      \(m.id)\n"
+        out += "  when    \(Bars.typeName(m.type)) · \(LocalDates.long(day)) \(LocalDates.hhmm(m.time))"
+        out += m.photos.isEmpty ? " · typed by hand\n" : " · \(m.photos.count) photo\(m.photos.count == 1 ? "" : "s")\n"
+        if !m.tags.isEmpty { out += "  tags    \(m.tags.joined(separator: ", "))\n" }
+        out += "\n   #  food                          grams    kcal  protein   carbs     fat   fiber\n"
+        for (i, f) in m.foods.enumerated() {
+            let n = f.nutrients
+            out += Output.padLeft(String(i + 1), 4) + "  " + Output.pad(f.emoji + " " + (f.name.count > 24 ? f.name.prefix(23) + "…" : f.name), 27)
+                + Output.padLeft(Bars.g(f.grams.rounded()) + " g", 8) + Output.padLeft(Bars.int(n.kcal), 8)
+                + [n.proteinG, n.carbsG, n.fatG, n.fiberG].map { Output.padLeft(String(format: "%.1f", $0), 8) }.joined()
+                + "\n"
+        }
+        let t = m.totals
+        out += "      " + Output.pad("total", 35) + Output.padLeft(Bars.int(t.kcal), 8)
+            + [t.proteinG, t.carbsG, t.fatG, t.fiberG].map { Output.padLeft(String(format: "%.1f", $0), 8) }.joined() + "\n"
+        if let split = Stats.macroSplit(t) {
+            out += "      energy from protein \(Bars.g(split.proteinPct)) %, carbs \(Bars.g(split.carbsPct)) %, fat \(Bars.g(split.fatPct)) %\n"
+        }
+        if !m.photos.isEmpty {
+            out += "\n  photos\n"
+            for p in m.photos {
+                out += "    \(LocalDates.hhmm(p.takenAt))  \(p.path)  (\(p.timeSource), \(p.hash.prefix(12)))\n"
+            }
+        }
+        if let a = m.analysis, !a.isEmpty { out += "\n  analysis\n    " + a.replacingOccurrences(of: "\n", with: "\n    ") + "\n" }
+        return out
+    }
+}
