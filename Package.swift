@@ -67,10 +67,12 @@ let package = Package(
             dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "Rendering", "LLMRefiner"],
             swiftSettings: swiftSettings
         ),
+        // Composition: the meal store as the batch's journal (Pipeline's BatchJournal over MealStore).
+        .target(name: "BatchStore", dependencies: ["Pipeline", "MealStore", "FoodCore"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "foodmoment",
             dependencies: [
-                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "CurlTransport", "LLMRefiner", "MealStore",
+                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "CurlTransport", "LLMRefiner", "MealStore", "BatchStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -92,6 +94,11 @@ let package = Package(
         .testTarget(
             name: "MealStoreTests",
             dependencies: ["MealStore", "FoodCore", "FoodMomentTestSupport", "foodmoment", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "BatchStoreTests",
+            dependencies: ["BatchStore", "Pipeline", "MealStore", "FoodCore", "Nutrition", "ImageCodecs", "FoodMomentTestSupport", "foodmoment"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CLITests", dependencies: ["FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
