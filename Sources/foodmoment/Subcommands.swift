@@ -18,6 +18,7 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     BarcodeCommand.self,
     MergeResultsCommand.self,
     LLMCommand.self,
+    ReportCommand.self,
     // The diary (issue 6): meal records, day timeline, stats, logs, goals, export/import.
     MealCommand.self,
     DiaryCommand.self,
