@@ -41,9 +41,12 @@ struct RefineCLITests {
         #expect(food["grams"] as? Double == 140 && food["grams_source"] as? String == "llm" && food["label"] as? String == "banana")
         #expect(server.requests.count == 1 && server.requests[0].headers["authorization"] == "Bearer \(Self.key)")
         #expect(!r.stdout.contains(Self.key) && !r.stderr.contains(Self.key))
-        // A re-run is answered from the cache: nothing is sent.
+        // A re-run comes from the batch journal; one without the journal from the LLM cache: nothing is sent.
         let again = try Self.run(server, ["analyze", photo, "--refine", "--json"], home: home)
-        #expect(again.status == 0 && again.stdout.contains(#""cached" : true"#) && server.requests.count == 1)
+        #expect(again.status == 0 && again.stdout.contains(#""status" : "refined""#) && server.requests.count == 1)
+        #expect(again.stderr.contains("1 from the journal"))
+        let uncached = try Self.run(server, ["analyze", photo, "--refine", "--json", "--no-journal"], home: home)
+        #expect(uncached.status == 0 && uncached.stdout.contains(#""cached" : true"#) && server.requests.count == 1)
         for f in try FileManager.default.subpathsOfDirectory(atPath: home) where f.hasSuffix(".json") {
             #expect(!String(decoding: TestPaths.read(home + "/" + f), as: UTF8.self).contains(Self.key))
         }
