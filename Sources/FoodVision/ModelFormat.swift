@@ -1,3 +1,4 @@
+import FoodCore
 import Foundation
 
 /// `manifest.json` of a FoodMoment model directory: what the network is, where it came from, how to feed it,

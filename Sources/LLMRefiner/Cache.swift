@@ -1,3 +1,4 @@
+import FoodCore
 import Foundation
 
 /// Validated answers on disk, one JSON file per (image, provider, model, prompt version): a re-run sends nothing.
