@@ -153,7 +153,13 @@ struct AnalyzeCommand: AsyncParsableCommand {
         let refiner = decodeOnly ? nil : try llm.makeRefiner(nutrition: analyzers.first?.nutrition)
         var journal: (any BatchJournal)?
         if !decodeOnly && !noJournal && !photos.isEmpty {
-            journal = try openJournal()
+            do {
+                journal = try openJournal()
+            } catch {
+                // Without --log the journal is a convenience: analyse anyway, say that nothing will resume.
+                if log { throw error }
+                Output.note("note: \(error); analysing without a journal (this run cannot be resumed)")
+            }
         }
         var settings = BatchSettings.key(modelsDirectory: modelsDir, nutritionDirectory: nutritionDir.path,
                                          userDataDirectory: ResourceLocator.userDataDirectory(), decodeSize: decodeSize,
