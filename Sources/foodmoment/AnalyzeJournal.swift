@@ -11,7 +11,7 @@ extension AnalyzeCommand {
         do {
             return try StoreJournal.open(path: storePath)
         } catch {
-            throw ValidationErrorMessage("cannot open the meal store \(storePath): \(error) (use --db PATH, or --no-journal to keep nothing)")
+            throw ValidationErrorMessage("\(error)")
         }
     }
 
