@@ -157,7 +157,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 journal = try openJournal()
             } catch {
                 // Without --log the journal is a convenience: analyse anyway, say that nothing will resume.
-                if log { throw error }
+                if log { Output.note("error: \(error)"); throw ExitCode(1) }
                 Output.note("note: \(error); analysing without a journal (this run cannot be resumed)")
             }
         }
