@@ -34,6 +34,9 @@ public struct ReferenceModel: Sendable, Codable, Equatable {
     /// grams = k[label] · area_cm²^exponent (area of the food's box at the coin's scale).
     public var exponent: Double = 1.5
     public var k: [String: Double] = [:]
+    /// Per-label exponents (the log-log slope of grams on area, within 0…1.5) where a label has enough data;
+    /// `exponent` otherwise.
+    public var exponents: [String: Double] = [:]
     /// k for labels without data (geometric mean over the fitted labels).
     public var fallbackK: Double = 1
     /// The estimate stays within [minFactor, maxFactor] × the label's household portion (guards a wrong scale).
@@ -43,33 +46,73 @@ public struct ReferenceModel: Sendable, Codable, Equatable {
 
     public init() {}
 
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        coinDiameterMM = try c.decodeIfPresent(Double.self, forKey: .coinDiameterMM) ?? 25
+        cellThreshold = try c.decodeIfPresent(Float.self, forKey: .cellThreshold) ?? 0.8
+        minEdgeSupport = try c.decodeIfPresent(Double.self, forKey: .minEdgeSupport) ?? 0.4
+        exponent = try c.decodeIfPresent(Double.self, forKey: .exponent) ?? 1.5
+        exponents = try c.decodeIfPresent([String: Double].self, forKey: .exponents) ?? [:]
+        k = try c.decodeIfPresent([String: Double].self, forKey: .k) ?? [:]
+        fallbackK = try c.decodeIfPresent(Double.self, forKey: .fallbackK) ?? 1
+        minFactor = try c.decodeIfPresent(Double.self, forKey: .minFactor) ?? 0.2
+        maxFactor = try c.decodeIfPresent(Double.self, forKey: .maxFactor) ?? 5
+        note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
+    }
+
     enum CodingKeys: String, CodingKey {
         case coinDiameterMM = "coin_diameter_mm", cellThreshold = "cell_threshold", minEdgeSupport = "min_edge_support"
-        case exponent, k, fallbackK = "fallback_k", minFactor = "min_factor", maxFactor = "max_factor", note
+        case exponent, exponents, k, fallbackK = "fallback_k", minFactor = "min_factor", maxFactor = "max_factor", note
     }
 
     /// Grams of a food whose box covers `areaCm2` at the reference's scale, kept within the portion guard.
     public func grams(label: String, areaCm2: Double, portionGrams: Double) -> Double {
-        let raw = (k[label] ?? fallbackK) * pow(max(areaCm2, 0), exponent)
+        let raw = (k[label] ?? fallbackK) * pow(max(areaCm2, 0), exponents[label] ?? exponent)
         return min(portionGrams * maxFactor, max(portionGrams * minFactor, raw)).rounded()
     }
 
     /// Fits k per label as the geometric mean of grams / area^exponent (least squares in log space, i.e. on the
-    /// relative error the product is judged by). Labels with fewer than `minCount` samples use the fallback.
-    public static func fit(samples: [(label: String, areaCm2: Double, grams: Double)], exponent: Double = 1.5, minCount: Int = 3) -> ReferenceModel {
-        var model = ReferenceModel()
-        model.exponent = exponent
-        var logs: [String: [Double]] = [:]
-        for s in samples where s.areaCm2 > 0 && s.grams > 0 {
-            logs[s.label, default: []].append(log(s.grams) - exponent * log(s.areaCm2))
+    /// relative error the product is judged by). Labels with fewer than `minCount` samples use the fallback (the
+    /// geometric mean over all). Each exponent of `exponents` is tried and the one with the lowest in-sample mean
+    /// absolute % error is kept; `trial` reports all of them.
+    public static func fit(samples: [(label: String, areaCm2: Double, grams: Double)], exponents: [Double] = [1.5],
+                           minCount: Int = 3, perLabelMinCount: Int = 0) -> (model: ReferenceModel, trial: [(exponent: Double, maePercent: Double)]) {
+        let usable = samples.filter { $0.areaCm2 > 0 && $0.grams > 0 }
+        var best: (model: ReferenceModel, mae: Double)?
+        var trial: [(Double, Double)] = []
+        for exponent in exponents {
+            var model = ReferenceModel()
+            model.exponent = exponent
+            var logs: [String: [Double]] = [:]
+            for s in usable { logs[s.label, default: []].append(log(s.grams) - exponent * log(s.areaCm2)) }
+            let all = logs.values.flatMap { $0 }
+            model.fallbackK = ((all.isEmpty ? 1 : exp(all.reduce(0, +) / Double(all.count))) * 1e5).rounded() / 1e5
+            for (label, v) in logs where v.count >= minCount {
+                model.k[label] = (exp(v.reduce(0, +) / Double(v.count)) * 1e5).rounded() / 1e5
+            }
+            let errors = usable.map { s in abs((model.k[s.label] ?? model.fallbackK) * pow(s.areaCm2, exponent) - s.grams) / s.grams * 100 }
+            let mae = errors.isEmpty ? 0 : errors.reduce(0, +) / Double(errors.count)
+            trial.append((exponent, (mae * 10).rounded() / 10))
+            if best == nil || mae < best!.mae { best = (model, mae) }
         }
-        let all = logs.values.flatMap { $0 }
-        model.fallbackK = all.isEmpty ? 1 : exp(all.reduce(0, +) / Double(all.count))
-        for (label, v) in logs where v.count >= minCount {
-            model.k[label] = (exp(v.reduce(0, +) / Double(v.count)) * 1e5).rounded() / 1e5
+        guard var model = best?.model, perLabelMinCount > 0 else { return (best?.model ?? ReferenceModel(), trial) }
+        // Per label: least-squares slope of log grams on log area, clamped to 0…1.5, and its intercept.
+        var byLabel: [String: [(x: Double, y: Double)]] = [:]
+        for s in usable { byLabel[s.label, default: []].append((log(s.areaCm2), log(s.grams))) }
+        var perLabel = model
+        for (label, v) in byLabel where v.count >= perLabelMinCount {
+            let mx = v.map(\.x).reduce(0, +) / Double(v.count), my = v.map(\.y).reduce(0, +) / Double(v.count)
+            let sxx = v.reduce(0) { $0 + ($1.x - mx) * ($1.x - mx) }, sxy = v.reduce(0) { $0 + ($1.x - mx) * ($1.y - my) }
+            let slope = min(1.5, max(0, sxx > 0 ? sxy / sxx : 0))
+            perLabel.exponents[label] = (slope * 1000).rounded() / 1000
+            perLabel.k[label] = (exp(my - slope * mx) * 1e5).rounded() / 1e5
         }
-        model.fallbackK = (model.fallbackK * 1e5).rounded() / 1e5
-        return model
+        let mae = usable.map { s in
+            abs((perLabel.k[s.label] ?? perLabel.fallbackK) * pow(s.areaCm2, perLabel.exponents[s.label] ?? perLabel.exponent) - s.grams) / s.grams * 100
+        }.reduce(0, +) / Double(max(usable.count, 1))
+        trial.append((-1, (mae * 10).rounded() / 10))
+        if mae < best!.mae { model = perLabel }
+        return (model, trial)
     }
 }
 
@@ -130,7 +173,7 @@ public struct CoinFinder: Sendable {
         let cx = (Double(best % gw) + 0.5) * cellW, cy = (Double(best / gw) + 0.5) * cellH
         let cell = (cellW * cellH).squareRoot()
         guard let circle = CircleFinder.find(in: image, near: (cx, cy), searchRadius: cell * 1.0,
-                                             radii: max(3, Int(cell * 0.2))...max(4, Int(cell * 1.6))),
+                                             radii: max(3, Int(cell * 0.35))...max(4, Int(cell * 1.6))),
               circle.support >= model.minEdgeSupport else { return nil }
         let d = 2 * circle.r
         let box = NormalizedBox(x: (circle.x - circle.r) / Double(image.width), y: (circle.y - circle.r) / Double(image.height),
@@ -148,7 +191,7 @@ public enum CircleFinder {
     public struct Circle: Sendable, Equatable { public var x: Double; public var y: Double; public var r: Double; public var support: Double }
 
     public static func find(in image: RGBImage, near centre: (x: Double, y: Double), searchRadius: Double,
-                            radii: ClosedRange<Int>) -> Circle? {
+                            radii: ClosedRange<Int>, tieMargin: Double = 0.05) -> Circle? {
         let rMax = radii.upperBound, rMin = radii.lowerBound
         let margin = Int(searchRadius.rounded(.up)) + rMax + 2
         let x0 = max(0, Int(centre.x) - margin), x1 = min(image.width, Int(centre.x) + margin)
@@ -189,7 +232,7 @@ public enum CircleFinder {
                 for r in rMin...rMax {
                     let cx = Int((Float(e.x) + sign * Float(r) * e.ux).rounded()), cy = Int((Float(e.y) + sign * Float(r) * e.uy).rounded())
                     guard cx >= 0, cx < w, cy >= 0, cy < h else { break }
-                    acc[cy * w + cx] += 1 / Float(r)  // a small circle gets as many votes per radius as a large one
+                    acc[cy * w + cx] += 1
                 }
             }
         }
@@ -206,22 +249,31 @@ public enum CircleFinder {
             }
         }
         guard best >= 0 else { return nil }
-        let bx = best % w, by = best / w
-        // Radius: aligned edges by distance from the centre, coverage of each circumference (±1 px).
-        var hist = [Double](repeating: 0, count: rMax + 3)
-        for e in edges {
-            let dx = Float(e.x - bx), dy = Float(e.y - by)
-            let d = (dx * dx + dy * dy).squareRoot()
-            guard d >= 1, Int(d.rounded()) < hist.count else { continue }
-            if abs((dx * e.ux + dy * e.uy) / d) >= 0.85 { hist[Int(d.rounded())] += 1 }
+        // Centre ±3 px × radius: the share of 36 angular sectors holding an edge at distance r ± 1 whose gradient
+        // points at the centre. Sector coverage does not grow with edge thickness and penalises tiny circles; among
+        // near-ties the larger circle wins (a coin's embossing makes smaller concentric rings).
+        let sectors = 36
+        var circles: [Circle] = []
+        for oy in -3...3 {
+            for ox in -3...3 {
+                let bx = best % w + ox, by = best / w + oy
+                var bits = [UInt64](repeating: 0, count: rMax + 3)
+                for e in edges {
+                    let dx = Float(e.x - bx), dy = Float(e.y - by)
+                    let d = (dx * dx + dy * dy).squareRoot()
+                    let ri = Int(d.rounded())
+                    guard d >= 1, ri < bits.count, abs((dx * e.ux + dy * e.uy) / d) >= 0.85 else { continue }
+                    var angle = atan2f(dy, dx) / (2 * .pi)
+                    if angle < 0 { angle += 1 }
+                    bits[ri] |= 1 << UInt64(min(sectors - 1, Int(angle * Float(sectors))))
+                }
+                for r in rMin...rMax {
+                    let coverage = Double((bits[r - 1] | bits[r] | bits[r + 1]).nonzeroBitCount) / Double(sectors)
+                    circles.append(Circle(x: Double(bx + x0) + 0.5, y: Double(by + y0) + 0.5, r: Double(r) + 0.5, support: coverage))
+                }
+            }
         }
-        var bestR = 0, bestSupport = 0.0
-        for r in rMin...rMax {
-            let covered = hist[r - 1] + hist[r] + hist[r + 1]
-            let support = min(1, covered / (2 * Double.pi * Double(r) * 1.5))
-            if support > bestSupport + 1e-9 { bestSupport = support; bestR = r }
-        }
-        guard bestR > 0 else { return nil }
-        return Circle(x: Double(bx + x0) + 0.5, y: Double(by + y0) + 0.5, r: Double(bestR) + 0.5, support: bestSupport)
+        guard let top = circles.map(\.support).max() else { return nil }
+        return circles.filter { $0.support >= top - tieMargin }.max { ($0.r, $0.support) < ($1.r, $1.support) }
     }
 }
