@@ -17,6 +17,11 @@ public struct ReferenceObject: Sendable, Codable, Equatable {
     /// Share of the circle's circumference backed by aligned edges (the pixel check).
     public var edgeSupport: Double
 
+    public init(kind: String, box: NormalizedBox, diameterPixels: Double, millimetresPerPixel: Double, confidence: Double, edgeSupport: Double) {
+        self.kind = kind; self.box = box; self.diameterPixels = diameterPixels
+        self.millimetresPerPixel = millimetresPerPixel; self.confidence = confidence; self.edgeSupport = edgeSupport
+    }
+
     enum CodingKeys: String, CodingKey {
         case kind, box, confidence
         case diameterPixels = "diameter_px", millimetresPerPixel = "mm_per_px", edgeSupport = "edge_support"
@@ -222,9 +227,9 @@ public enum CircleFinder {
         }
         guard maxMag > 40 else { return nil }
         let edgeThreshold = max(40, maxMag * 0.2)
-        var edges: [(x: Int, y: Int, ux: Float, uy: Float)] = []
+        var edges: [(x: Int, y: Int, ux: Float, uy: Float, m: Float)] = []
         for i in 0..<(w * h) where mag[i] >= edgeThreshold {
-            edges.append((i % w, i / w, gx[i] / mag[i], gy[i] / mag[i]))
+            edges.append((i % w, i / w, gx[i] / mag[i], gy[i] / mag[i], mag[i]))
         }
         var acc = [Float](repeating: 0, count: w * h)
         for e in edges {
@@ -273,7 +278,20 @@ public enum CircleFinder {
                 }
             }
         }
-        guard let top = circles.map(\.support).max() else { return nil }
-        return circles.filter { $0.support >= top - tieMargin }.max { ($0.r, $0.support) < ($1.r, $1.support) }
+        guard let top = circles.map(\.support).max(),
+              var chosen = circles.filter({ $0.support >= top - tieMargin }).max(by: { ($0.r, $0.support) < ($1.r, $1.support) })
+        else { return nil }
+        // Sub-pixel radius: the gradient-weighted mean distance of the aligned edges in the ring (both the pixel just
+        // inside and the one just outside the rim are edges; their weighted mean is the rim).
+        var sum: Float = 0, weight: Float = 0
+        let cx = Float(chosen.x) - 0.5 - Float(x0), cy = Float(chosen.y) - 0.5 - Float(y0), r = Float(chosen.r) - 0.5
+        for e in edges {
+            let dx = Float(e.x) - cx, dy = Float(e.y) - cy
+            let d = (dx * dx + dy * dy).squareRoot()
+            guard d >= 1, abs(d - r) <= 2.5, abs((dx * e.ux + dy * e.uy) / d) >= 0.85 else { continue }
+            sum += e.m * d; weight += e.m
+        }
+        if weight > 0 { chosen.r = Double(sum / weight) }
+        return chosen
     }
 }
