@@ -245,13 +245,14 @@ struct TrainReferenceCommand: AsyncParsableCommand {
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
         let jobs: [(path: String, record: DetectionRecord?)] = train.map { ($0.image, $0) } + negativePhotos.map { ($0, nil) }
         let lock = NSLock()
-        nonisolated(unsafe) var xs: [[Float]] = [], ys: [Int] = []
+        // Per photo, so the training set's order (and the head) does not depend on thread timing.
+        nonisolated(unsafe) var perPhoto = [[([Float], Int)]](repeating: [], count: jobs.count)
         nonisolated(unsafe) var done = 0
         DispatchQueue.concurrentPerform(iterations: recognizers.count) { w in
-            var rng = SplitMix64(seed: UInt64(w + 1))
             var i = w
             while i < jobs.count {
                 defer { i += recognizers.count }
+                var rng = SplitMix64(seed: UInt64(i + 1))
                 guard case .success(let (decoded, _)) = decoder.decode(path: jobs[i].path) else { continue }
                 let input = ImageResampler.tensor(from: decoded.image, mode: .stretch, size: size, normalization: .efficientNetLite)
                 guard let map = (try? recognizers[w].backbone.forward([input], includeFeatureMap: true))?.first?.featureMap else { continue }
@@ -275,12 +276,13 @@ struct TrainReferenceCommand: AsyncParsableCommand {
                     for _ in 0..<20 { local.append((cell(Int(rng.next() % UInt64(gw)), Int(rng.next() % UInt64(gh))), 0)) }
                 }
                 lock.lock()
-                for (x, y) in local { xs.append(x); ys.append(y) }
+                perPhoto[i] = local
                 done += 1
                 if done % 250 == 0 { Output.note("train-reference: \(done)/\(jobs.count) photos") }
                 lock.unlock()
             }
         }
+        let xs = perPhoto.flatMap { $0.map(\.0) }, ys = perPhoto.flatMap { $0.map(\.1) }
         Output.note("train-reference: \(ys.filter { $0 == 1 }.count) coin cells, \(ys.filter { $0 == 0 }.count) background cells; fitting")
         let head = try SoftmaxHead.train(embeddings: xs, labels: ys, classes: ["background", "reference_coin"], l2: l2,
                                          holdOutFraction: 0.1, maxEpochs: 60, learningRate: 0.001)
