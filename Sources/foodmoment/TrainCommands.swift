@@ -219,6 +219,7 @@ struct TrainReferenceCommand: AsyncParsableCommand {
     @Option(help: "L2 regularisation of the coin head.") var l2: Float = 0.01
     @Option(help: "Coin probability a cell needs.") var cellThreshold: Float = 0.8
     @Option(help: "Share of the circle's circumference on edges the pixel check needs.") var minEdgeSupport = 0.4
+    @Option(help: "Exponents to try for all labels (default 0, 0.25 … 1.5).") var exponent: [Double] = []
     @Option(help: "Labels with at least this many train foods get their own exponent (0 = one exponent for all).") var perLabelMinCount = 20
     @Option(help: "Fit the density model on `predicted` boxes and coins (as analyze sees them) or `truth`.") var fit = "predicted"
 
@@ -324,14 +325,14 @@ struct TrainReferenceCommand: AsyncParsableCommand {
             }
             Output.note("train-reference: coin found in \(found) of \(train.count) train photos")
         }
-        let exponents = stride(from: 0.0, through: 1.5, by: 0.25).map { $0 }
+        let exponents = exponent.isEmpty ? stride(from: 0.0, through: 1.5, by: 0.25).map { $0 } : exponent
         let (fittedModel, trial) = ReferenceModel.fit(samples: samples, exponents: exponents, perLabelMinCount: perLabelMinCount)
         var fitted = fittedModel
         fitted.cellThreshold = cellThreshold
         fitted.minEdgeSupport = minEdgeSupport
         fitted.note = "foodmoment train-reference --fit \(fit): coin head on \(xs.count) cells of the 448×448 map (\(ys.filter { $0 == 1 }.count) coin) "
-            + "from \(train.count) ECUSTFD train photos + \(negativePhotos.count) photos without coins; k per label = geometric mean of "
-            + "grams / area_cm²^exponent over \(samples.count) foods of the ECUSTFD train split (labels with < 3 foods use fallback_k); "
+            + "from \(train.count) ECUSTFD train photos + \(negativePhotos.count) photos without coins; k (and, where chosen, the exponent) per label "
+            + "from log grams on log area_cm² over \(samples.count) foods of the ECUSTFD train split (labels with < 3 foods use fallback_k); "
             + "exponent chosen by train MAE %: " + trial.map { $0.exponent < 0 ? String(format: "per label → %.1f %%", $0.maePercent) : String(format: "%.2f → %.1f %%", $0.exponent, $0.maePercent) }.joined(separator: ", ") + "."
         try Output.json(fitted).write(toFile: out + "/reference.json", atomically: true, encoding: .utf8)
         print("wrote \(out)/coin-head.json and \(out)/reference.json (\(fitted.k.count) labels, fallback k \(fitted.fallbackK))")
