@@ -393,11 +393,16 @@ public final class FoodRecognizer: @unchecked Sendable {
 /// the food's share of a shared plate.
 public enum GramsEstimator {
     /// With a coin: the box's area in cm² (box pixels × (mm per pixel)² / 100) through the label's areal-density
-    /// model (`ReferenceModel.grams`), `reference_object`. Without: `estimate(portionGrams:box:multipleFoods:)`.
+    /// model (`ReferenceModel.grams`), `reference_object`. Without (or for a label the model cannot size):
+    /// `estimate(portionGrams:box:multipleFoods:)`.
     public static func estimate(label: String, portionGrams: Double, box: NormalizedBox, multipleFoods: Bool,
                                 reference: ReferenceObject?, scaleModel: ReferenceModel?,
                                 imageSize: (width: Int, height: Int)) -> (Double, String) {
-        guard let reference, let scaleModel else { return estimate(portionGrams: portionGrams, box: box, multipleFoods: multipleFoods) }
+        // A label the density model has no data for gets `fallbackK` only when the area carries information
+        // (exponent > 0); with exponent 0 the fallback would be one constant weight for every food.
+        guard let reference, let scaleModel, scaleModel.k[label] != nil || scaleModel.exponent > 0 else {
+            return estimate(portionGrams: portionGrams, box: box, multipleFoods: multipleFoods)
+        }
         let mm = reference.millimetresPerPixel
         let areaCm2 = box.w * Double(imageSize.width) * box.h * Double(imageSize.height) * mm * mm / 100
         return (scaleModel.grams(label: label, areaCm2: areaCm2, portionGrams: portionGrams), "reference_object")

@@ -68,6 +68,17 @@ struct GramsReferenceTests {
         let (plain, plainSource) = GramsEstimator.estimate(label: "apple", portionGrams: 200, box: box, multipleFoods: false,
                                                            reference: nil, scaleModel: model, imageSize: (320, 240))
         #expect(plain == 200 && plainSource == "default_portion")
+        // A label without data keeps its portion while the fitted exponent is 0 (the fallback would be one constant
+        // weight for every food), and uses fallback_k once the area carries information.
+        model.exponent = 0
+        let (steak, steakSource) = GramsEstimator.estimate(label: "steak", portionGrams: 170, box: box, multipleFoods: false,
+                                                           reference: coin, scaleModel: model, imageSize: (320, 240))
+        #expect(steak == 170 && steakSource == "default_portion")
+        model.exponent = 1
+        model.fallbackK = 4
+        let (sized, sizedSource) = GramsEstimator.estimate(label: "steak", portionGrams: 170, box: box, multipleFoods: false,
+                                                           reference: coin, scaleModel: model, imageSize: (320, 240))
+        #expect(sizedSource == "reference_object" && abs(sized - 4 * areaCm2) / (4 * areaCm2) < 0.15, "\(sized) g")
     }
 
     @Test func densityFitRecoversKAndExponent() {
@@ -103,7 +114,8 @@ struct GramsReferenceTests {
             }
             if let found = rec.reference {
                 withReference += 1
-                #expect(rec.foods.allSatisfy { $0.gramsSource == "reference_object" }, "\(record.image)")
+                let known = try #require(r.coinFinder).model.k
+                #expect(rec.foods.filter { known[$0.label] != nil }.allSatisfy { $0.gramsSource == "reference_object" }, "\(record.image)")
                 #expect(found.millimetresPerPixel > 0 && found.kind == "coin")
             } else {
                 #expect(rec.foods.allSatisfy { $0.gramsSource != "reference_object" })
