@@ -94,6 +94,7 @@ public final class MealAnalyzer: @unchecked Sendable {
                 if foods.contains(where: { $0.nutrition != nil }) { result.totals = MealTotals(foods) }
                 result.unknown = recognition.unknown
                 result.top = recognition.top
+                result.reference = recognition.reference
                 var timings = recognition.timings
                 timings["decode"] = summary.decodeMilliseconds
                 timings["total"] = PhotoDecoder.milliseconds(ContinuousClock.now - start)

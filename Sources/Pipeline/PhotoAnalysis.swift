@@ -56,6 +56,8 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     public var top: [LabelScore]?
     /// Milliseconds per stage.
     public var timings: [String: Double]?
+    /// The scale reference (a coin) found in the photo; it is never one of `foods`.
+    public var reference: ReferenceObject?
     /// Plausibility flags on the nutrition (kcal per gram out of range for the food, Atwater mismatch, a meal
     /// over 2,000 kcal): reported, never silently corrected.
     public var flags: [PlausibilityFlag]?
@@ -65,7 +67,7 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     public var refinement: RefinementInfo?
 
     enum CodingKeys: String, CodingKey {
-        case file, decode, error, foods, unknown, top, timings, flags, totals, refinement
+        case file, decode, error, foods, unknown, top, timings, flags, totals, refinement, reference
         case photoHash = "photo_hash"
     }
 

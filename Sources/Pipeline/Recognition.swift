@@ -35,7 +35,7 @@ public struct DetectedFood: Sendable, Codable, Equatable {
     public var box: NormalizedBox
     public var grams: Double
     /// Where the grams came from: `default_portion` (the label's household portion), `box_area` (portion scaled by
-    /// the food's share of the plate), `user`.
+    /// the food's share of the plate), `reference_object` (the box's area at the scale of a coin in the photo), `user`.
     public var gramsSource: String
     /// `model` (the food head), `learned` (a food the user taught with `foodmoment learn`).
     public var source: String
@@ -55,6 +55,8 @@ public struct Recognition: Sendable, Codable, Equatable {
     public var top: [LabelScore]
     /// Milliseconds per step: preprocess, backbone, head, localisation.
     public var timings: [String: Double]
+    /// The scale reference (coin) found in the photo, if any; never one of `foods`.
+    public var reference: ReferenceObject?
 }
 
 /// Thresholds chosen by `foodmoment calibrate` on dev photos and non-food photos (see README).
@@ -123,6 +125,8 @@ public final class FoodRecognizer: @unchecked Sendable {
     public let backbone: EfficientNetLite0
     public let head: SoftmaxHead
     public private(set) var matcher: PrototypeMatcher
+    /// Finds a coin for scale (`models/food-head/coin-head.json` + `reference.json`); nil = grams without scale.
+    public let coinFinder: CoinFinder?
     public let calibration: RecognitionCalibration
     public let displays: [String: LabelDisplay]
     /// The head with the feature standardisation `(x - mean) * scale` folded in (logit_c(x) = Σ_k w'[c,k]·x_k + b'_c),
@@ -132,8 +136,10 @@ public final class FoodRecognizer: @unchecked Sendable {
     public static let inputSize = 224
 
     public init(backbone: EfficientNetLite0, head: SoftmaxHead, matcher: PrototypeMatcher? = nil,
-                calibration: RecognitionCalibration = .init(), displays: [String: LabelDisplay] = [:]) {
+                calibration: RecognitionCalibration = .init(), displays: [String: LabelDisplay] = [:],
+                coinFinder: CoinFinder? = nil) {
         self.backbone = backbone
+        self.coinFinder = coinFinder
         self.head = head
         self.calibration = calibration
         self.displays = displays
@@ -168,7 +174,8 @@ public final class FoodRecognizer: @unchecked Sendable {
         if let dir = userDataDirectory, FileManager.default.fileExists(atPath: dir + "/learned-foods.json") {
             matcher = try PrototypeMatcher.load(from: dir + "/learned-foods.json")
         }
-        return FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, displays: displays)
+        return FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, displays: displays,
+                              coinFinder: try CoinFinder.load(modelsDirectory: modelsDirectory))
     }
 
     public func display(_ label: String) -> LabelDisplay { displays[label] ?? .fallback(label) }
@@ -235,6 +242,8 @@ public final class FoodRecognizer: @unchecked Sendable {
         let top = try head.predict(embedding)
         let learned = matcher.labels.isEmpty ? nil : try matcher.match(embedding)
         lap("head")
+        let reference = coinFinder?.find(in: image, featureMap: map)
+        lap("reference")
         var foods: [DetectedFood] = []
         var unknown = false
         if let learned, let label = learned.label, learned.similarity >= calibration.matcherThreshold,
@@ -246,20 +255,22 @@ public final class FoodRecognizer: @unchecked Sendable {
         } else if foodMass >= calibration.foodContextThreshold {
             // A confident whole-photo label, or (a shared plate) confident regions of the map.
             let confident = (top.first?.probability ?? 0) >= calibration.unknownThreshold
-            foods = localise(map: map, global: top, includeBest: confident)
+            foods = localise(map: map, global: top, includeBest: confident, reference: reference,
+                             imageSize: (image.width, image.height))
             unknown = foods.isEmpty
         } else {
             unknown = true
         }
         lap("localise")
-        return Recognition(foods: foods, unknown: unknown, top: Array(top.prefix(5)), timings: timings)
+        return Recognition(foods: foods, unknown: unknown, top: Array(top.prefix(5)), timings: timings, reference: reference)
     }
 
     /// Class activation maps → boxes. For every candidate label (the best one, plus others that are probable for
     /// the whole photo and win cells of the map), its per-cell logit map is upsampled 4× (bilinear), each fine
     /// cell goes to the candidate with the highest normalised activation, and a label's box is the bounding box of
     /// its largest connected region above `cellThreshold` of its activation range.
-    func localise(map: FloatImage, global: [LabelScore], includeBest: Bool = true) -> [DetectedFood] {
+    func localise(map: FloatImage, global: [LabelScore], includeBest: Bool = true, reference: ReferenceObject? = nil,
+                  imageSize: (width: Int, height: Int) = (1, 1)) -> [DetectedFood] {
         let gh = map.height, gw = map.width, d = map.channels, c = head.classes.count
         let cells = gh * gw
         // Per-cell logits for every class: the folded head as a 1×1 convolution over the map (the runtime's GEMM).
@@ -342,7 +353,18 @@ public final class FoodRecognizer: @unchecked Sendable {
             }
             if members.count > largest[owner[start]].count { largest[owner[start]] = members }
         }
-        let present = largest.indices.filter { !largest[$0].isEmpty && (largest[$0].count >= scale * scale || $0 == 0) }
+        var present = largest.indices.filter { !largest[$0].isEmpty && (largest[$0].count >= scale * scale || $0 == 0) }
+        // The coin is never a food: a region lying mostly on it is dropped.
+        if let coin = reference?.box {
+            present.removeAll { k in
+                let r = largest[k]
+                let onCoin = r.filter { p in
+                    let x = (Double(p % fw) + 0.5) / Double(fw), y = (Double(p / fw) + 0.5) / Double(fh)
+                    return x >= coin.x && x <= coin.x + coin.w && y >= coin.y && y <= coin.y + coin.h
+                }.count
+                return Double(onCoin) >= 0.5 * Double(r.count)
+            }
+        }
         for k in present {
             let region = largest[k]
             let ys = region.map { $0 / fw }, xs = region.map { $0 % fw }
@@ -350,7 +372,9 @@ public final class FoodRecognizer: @unchecked Sendable {
                                     w: Double(xs.max()! - xs.min()! + 1) / Double(fw), h: Double(ys.max()! - ys.min()! + 1) / Double(fh))
             let label = head.classes[candidates[k].index]
             let disp = display(label)
-            let (grams, source) = GramsEstimator.estimate(portionGrams: disp.portionGrams, box: box, multipleFoods: present.count > 1)
+            let (grams, source) = GramsEstimator.estimate(label: label, portionGrams: disp.portionGrams, box: box,
+                                                          multipleFoods: present.count > 1, reference: reference,
+                                                          scaleModel: coinFinder?.model, imageSize: imageSize)
             foods.append(DetectedFood(label: label, name: disp.name, nameZh: disp.nameZh, emoji: disp.emoji, color: disp.color,
                                       confidence: (Double(candidates[k].probability) * 1000).rounded() / 1000, box: box,
                                       grams: grams, gramsSource: source, source: "model"))
@@ -365,8 +389,25 @@ public final class FoodRecognizer: @unchecked Sendable {
     }
 }
 
-/// Grams from the label's household portion, scaled by the food's share of a shared plate.
+/// Grams from a reference object's scale when one is in the photo, else from the label's household portion, scaled by
+/// the food's share of a shared plate.
 public enum GramsEstimator {
+    /// With a coin: the box's area in cm² (box pixels × (mm per pixel)² / 100) through the label's areal-density
+    /// model (`ReferenceModel.grams`), `reference_object`. Without (or for a label the model cannot size):
+    /// `estimate(portionGrams:box:multipleFoods:)`.
+    public static func estimate(label: String, portionGrams: Double, box: NormalizedBox, multipleFoods: Bool,
+                                reference: ReferenceObject?, scaleModel: ReferenceModel?,
+                                imageSize: (width: Int, height: Int)) -> (Double, String) {
+        // A label the density model has no data for gets `fallbackK` only when the area carries information
+        // (exponent > 0); with exponent 0 the fallback would be one constant weight for every food.
+        guard let reference, let scaleModel, scaleModel.k[label] != nil || scaleModel.exponent > 0 else {
+            return estimate(portionGrams: portionGrams, box: box, multipleFoods: multipleFoods)
+        }
+        let mm = reference.millimetresPerPixel
+        let areaCm2 = box.w * Double(imageSize.width) * box.h * Double(imageSize.height) * mm * mm / 100
+        return (scaleModel.grams(label: label, areaCm2: areaCm2, portionGrams: portionGrams), "reference_object")
+    }
+
     /// A food alone in the photo is one household portion; on a shared plate, its box area relative to a typical
     /// single-dish share (0.2 of the photo) scales that portion, within 0.4× … 2.5×.
     public static func estimate(portionGrams: Double, box: NormalizedBox, multipleFoods: Bool) -> (Double, String) {

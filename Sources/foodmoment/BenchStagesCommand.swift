@@ -77,7 +77,7 @@ struct BenchStagesCommand: AsyncParsableCommand {
         }
         let multiSeconds = PhotoDecoder.milliseconds(ContinuousClock.now - multiStart) / 1000
         let multiRate = Double(work.count) / multiSeconds
-        let order = ["decode", "preprocess", "backbone", "backbone_local", "head", "localise", "total"]
+        let order = ["decode", "preprocess", "backbone", "backbone_local", "head", "reference", "localise", "total"]
         let stages = order.compactMap { k in samples[k].map {
             StageStats(stage: k, p50Ms: DecodeBenchmark.percentile($0, 0.5), p95Ms: DecodeBenchmark.percentile($0, 0.95)) } }
         let machine = MachineInfo.current()

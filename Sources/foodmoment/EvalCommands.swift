@@ -192,11 +192,18 @@ struct EvalDetectCommand: AsyncParsableCommand {
         if json { print(try Output.json(report)); return }
         for f in report.failures.prefix(10) { Output.note("note: could not analyse \(f)") }
         if report.failures.count > 10 { Output.note("note: … and \(report.failures.count - 10) more") }
-        print("subset                        images  boxes  mAP@0.5  grams MAE")
+        print("subset                        images  boxes  mAP@0.5  grams MAE / median")
         for s in report.subsets {
-            let grams = s.gramsMAEPercent.map { String(format: "%.1f %% (%d)", $0, s.gramsCount) } ?? "—"
+            let grams = s.gramsMAEPercent.map { String(format: "%.1f %% / %.1f %% (%d)", $0, s.gramsMedianPercent ?? 0, s.gramsCount) } ?? "—"
             print(Output.pad(s.name, 30) + Output.padLeft("\(s.images)", 6) + Output.padLeft("\(s.boxes)", 7)
                   + Output.padLeft(String(format: "%.3f", s.mAP50), 9) + "  " + grams)
+            for (source, e) in s.gramsBySource.sorted(by: { $0.key < $1.key }) {
+                print("    grams from " + Output.pad(source, 17) + String(format: "MAE %.1f %%, median %.1f %% (%d foods)", e.maePercent, e.medianPercent, e.count))
+            }
+            if let c = s.coin {
+                print("    coin: found \(c.found) of \(c.photosWithCoin) photos with a coin, \(c.wrong) elsewhere"
+                      + (c.medianDiameterErrorPercent.map { String(format: ", median diameter error %.1f %%", $0) } ?? ""))
+            }
         }
     }
 }

@@ -10,6 +10,7 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     ModelCommand.self,
     BenchCommand.self,
     TrainCommand.self,
+    TrainReferenceCommand.self,
     LearnCommand.self,
     EvalCommand.self,
     CalibrateCommand.self,

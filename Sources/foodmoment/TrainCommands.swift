@@ -1,5 +1,7 @@
 import ArgumentParser
+import FoodCore
 import FoodVision
+import ImageCodecs
 import Foundation
 import Pipeline
 
@@ -187,5 +189,152 @@ enum EmbeddingCache {
             let floats = raw.baseAddress!.advanced(by: 8).assumingMemoryBound(to: Float.self)
             return ((0..<count).map { Array(UnsafeBufferPointer(start: floats + $0 * dim, count: dim)) }, labels)
         }
+    }
+}
+
+struct TrainReferenceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "train-reference",
+        abstract: "Train the coin finder and fit the per-label areal-density model for grams from a reference coin.",
+        discussion: """
+        Coin: the backbone's 14×14 feature map (448×448 input, as analyze's localisation pass) of every ECUSTFD \
+        train photo gives one positive cell (the one holding the coin's centre) and negatives (random cells two or \
+        more cells away, and the food's centre); --negatives folders add random cells of photos without a coin. A \
+        two-class softmax head (reference_coin / background) is fitted over those cells: OUT/coin-head.json. \
+        Grams: on the same train photos, k per label = geometric mean of grams / area_cm²^1.5, area = the food box \
+        at the coin's scale (--fit predicted: analyze's own boxes and found coins; truth: the annotated ones). \
+        Writes OUT/reference.json with the thresholds and how it was fitted.
+
+        Example:
+          foodmoment train-reference --data ../shared/data/detection/ecustfd.jsonl --negatives ../shared/data/images/train
+        """
+    )
+
+    @Option(help: "ECUSTFD detection JSON-lines file (records with coins, grams and split).") var data: String
+    @Option(help: "Folders of <label>/ photos without coins (cells used as negatives).") var negatives: [String] = []
+    @Option(help: "Negative photos per label folder.") var negativesPerLabel = 6
+    @Option(help: "Output folder.") var out: String = "models/food-head"
+    @Option(help: "Models folder (backbone, food head).") var models: String?
+    @Option(help: "Threads.") var threads = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: "L2 regularisation of the coin head.") var l2: Float = 0.01
+    @Option(help: "Coin probability a cell needs.") var cellThreshold: Float = 0.8
+    @Option(help: "Share of the circle's circumference on edges the pixel check needs.") var minEdgeSupport = 0.4
+    @Option(help: "Exponents to try for all labels (default 0, 0.25 … 1.5).") var exponent: [Double] = []
+    @Option(help: "Labels with at least this many train foods get their own exponent (0 = one exponent for all).") var perLabelMinCount = 20
+    @Option(help: "Fit the density model on `predicted` boxes and coins (as analyze sees them) or `truth`.") var fit = "predicted"
+
+    func validate() throws {
+        guard FileManager.default.fileExists(atPath: data) else { throw ValidationError("no such file: \(data)") }
+        guard fit == "predicted" || fit == "truth" else { throw ValidationError("--fit is predicted or truth, not \(fit)") }
+    }
+
+    func run() async throws {
+        let records = try DetectionRecord.load(jsonl: data)
+        let train = records.filter { $0.split == "train" && ($0.coins?.count ?? 0) == 1 }
+        let ecustfdNames = Set(records.map { URL(fileURLWithPath: $0.image).lastPathComponent })
+        var negativePhotos: [String] = []
+        for dir in negatives {
+            var seen: [String: Int] = [:]
+            for s in try TrainingSet.folders(dir) where !ecustfdNames.contains(URL(fileURLWithPath: s.path).lastPathComponent) {
+                seen[s.label, default: 0] += 1
+                if seen[s.label]! <= negativesPerLabel { negativePhotos.append(s.path) }
+            }
+        }
+        let recognizers = try loadRecognizers(threads: threads, models: models)
+        let size = max(recognizers[0].calibration.localisationSize, FoodRecognizer.inputSize)
+        Output.note("train-reference: \(train.count) ECUSTFD train photos with a coin, \(negativePhotos.count) negative photos, \(size)×\(size) maps")
+        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
+        let jobs: [(path: String, record: DetectionRecord?)] = train.map { ($0.image, $0) } + negativePhotos.map { ($0, nil) }
+        let lock = NSLock()
+        // Per photo, so the training set's order (and the head) does not depend on thread timing.
+        nonisolated(unsafe) var perPhoto = [[([Float], Int)]](repeating: [], count: jobs.count)
+        nonisolated(unsafe) var done = 0
+        DispatchQueue.concurrentPerform(iterations: recognizers.count) { w in
+            var i = w
+            while i < jobs.count {
+                defer { i += recognizers.count }
+                var rng = SplitMix64(seed: UInt64(i + 1))
+                guard case .success(let (decoded, _)) = decoder.decode(path: jobs[i].path) else { continue }
+                let input = ImageResampler.tensor(from: decoded.image, mode: .stretch, size: size, normalization: .efficientNetLite)
+                guard let map = (try? recognizers[w].backbone.forward([input], includeFeatureMap: true))?.first?.featureMap else { continue }
+                let gw = map.width, gh = map.height, d = map.channels
+                func cell(_ x: Int, _ y: Int) -> [Float] { Array(map.values[((y * gw + x) * d)..<((y * gw + x + 1) * d)]) }
+                var local: [([Float], Int)] = []
+                if let r = jobs[i].record, let coin = r.coins?.first {
+                    let cx = min(gw - 1, Int((coin.x + coin.w / 2) * Double(gw))), cy = min(gh - 1, Int((coin.y + coin.h / 2) * Double(gh)))
+                    local.append((cell(cx, cy), 1))
+                    if let food = r.boxes.first {
+                        let fx = min(gw - 1, Int((food.x + food.w / 2) * Double(gw))), fy = min(gh - 1, Int((food.y + food.h / 2) * Double(gh)))
+                        if max(abs(fx - cx), abs(fy - cy)) >= 2 { local.append((cell(fx, fy), 0)) }
+                    }
+                    var tries = 0
+                    while local.count < 8 && tries < 100 {
+                        tries += 1
+                        let x = Int(rng.next() % UInt64(gw)), y = Int(rng.next() % UInt64(gh))
+                        if max(abs(x - cx), abs(y - cy)) >= 2 { local.append((cell(x, y), 0)) }
+                    }
+                } else {
+                    for _ in 0..<20 { local.append((cell(Int(rng.next() % UInt64(gw)), Int(rng.next() % UInt64(gh))), 0)) }
+                }
+                lock.lock()
+                perPhoto[i] = local
+                done += 1
+                if done % 250 == 0 { Output.note("train-reference: \(done)/\(jobs.count) photos") }
+                lock.unlock()
+            }
+        }
+        let xs = perPhoto.flatMap { $0.map(\.0) }, ys = perPhoto.flatMap { $0.map(\.1) }
+        Output.note("train-reference: \(ys.filter { $0 == 1 }.count) coin cells, \(ys.filter { $0 == 0 }.count) background cells; fitting")
+        let head = try SoftmaxHead.train(embeddings: xs, labels: ys, classes: ["background", "reference_coin"], l2: l2,
+                                         holdOutFraction: 0.1, maxEpochs: 60, learningRate: 0.001)
+        try head.save(to: out + "/coin-head.json")
+        if let r = head.report { Output.note(String(format: "train-reference: coin head hold-out accuracy %.4f", r.holdOutAccuracy ?? 0)) }
+        var model = ReferenceModel()
+        model.cellThreshold = cellThreshold
+        model.minEdgeSupport = minEdgeSupport
+        let finder = try CoinFinder(head: head, model: model)
+
+        nonisolated(unsafe) var samples: [(label: String, areaCm2: Double, grams: Double)] = []
+        if fit == "truth" {
+            for r in train {
+                guard let coin = r.coins?.first, let grams = r.grams else { continue }
+                let diameter = max(coin.w * Double(r.width), coin.h * Double(r.height))
+                let mm = model.coinDiameterMM / diameter
+                for b in r.boxes { if let g = grams[b.label] { samples.append((b.label, b.w * Double(r.width) * b.h * Double(r.height) * mm * mm / 100, g)) } }
+            }
+        } else {
+            let withCoin = recognizers.map {
+                FoodRecognizer(backbone: $0.backbone, head: $0.head, calibration: $0.calibration, displays: $0.displays, coinFinder: finder)
+            }
+            nonisolated(unsafe) var found = 0
+            DispatchQueue.concurrentPerform(iterations: withCoin.count) { w in
+                var i = w
+                while i < train.count {
+                    defer { i += withCoin.count }
+                    let r = train[i]
+                    guard let grams = r.grams, case .success(let (decoded, _)) = decoder.decode(path: r.image),
+                          let rec = try? withCoin[w].recognize(decoded.image), let ref = rec.reference else { continue }
+                    let mm = ref.millimetresPerPixel
+                    var local: [(String, Double, Double)] = []
+                    for b in r.boxes {
+                        guard let g = grams[b.label], let f = rec.foods.filter({ $0.label == b.label }).max(by: { $0.box.iou(b.normalized) < $1.box.iou(b.normalized) }) else { continue }
+                        local.append((b.label, f.box.w * Double(decoded.image.width) * f.box.h * Double(decoded.image.height) * mm * mm / 100, g))
+                    }
+                    lock.lock(); samples += local.map { ($0.0, $0.1, $0.2) }; found += 1; lock.unlock()
+                }
+            }
+            Output.note("train-reference: coin found in \(found) of \(train.count) train photos")
+        }
+        let exponents = exponent.isEmpty ? stride(from: 0.0, through: 1.5, by: 0.25).map { $0 } : exponent
+        let (fittedModel, trial) = ReferenceModel.fit(samples: samples, exponents: exponents, perLabelMinCount: perLabelMinCount)
+        var fitted = fittedModel
+        fitted.cellThreshold = cellThreshold
+        fitted.minEdgeSupport = minEdgeSupport
+        fitted.note = "foodmoment train-reference --fit \(fit): coin head on \(xs.count) cells of the 448×448 map (\(ys.filter { $0 == 1 }.count) coin) "
+            + "from \(train.count) ECUSTFD train photos + \(negativePhotos.count) photos without coins; k (and, where chosen, the exponent) per label "
+            + "from log grams on log area_cm² over \(samples.count) foods of the ECUSTFD train split (labels with < 3 foods use fallback_k); "
+            + "exponent chosen by train MAE %: " + trial.map { $0.exponent < 0 ? String(format: "per label → %.1f %%", $0.maePercent) : String(format: "%.2f → %.1f %%", $0.exponent, $0.maePercent) }.joined(separator: ", ") + "."
+        try Output.json(fitted).write(toFile: out + "/reference.json", atomically: true, encoding: .utf8)
+        print("wrote \(out)/coin-head.json and \(out)/reference.json (\(fitted.k.count) labels, fallback k \(fitted.fallbackK))")
     }
 }
