@@ -367,7 +367,8 @@ public enum BatchSettings {
     public static func key(modelsDirectory: String, nutritionDirectory: String, userDataDirectory: String,
                            decodeSize: Int, acceptDamaged: Bool) -> String {
         var material = "foodmoment-batch-1;decode=\(decodeSize);damaged=\(acceptDamaged)"
-        for file in ["efficientnet-lite0/manifest.json", "food-head/head.json", "food-head/calibration.json"] {
+        for file in ["efficientnet-lite0/manifest.json", "food-head/head.json", "food-head/calibration.json",
+                     "food-head/coin-head.json", "food-head/reference.json"] {
             let bytes = FileManager.default.contents(atPath: modelsDirectory + "/" + file).map { [UInt8]($0) } ?? []
             material += ";\(file)=\(ContentDigest.sha256Hex(bytes))"
         }
