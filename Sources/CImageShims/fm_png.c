@@ -69,7 +69,7 @@ static void fm_png_read_fn(png_structp png, png_bytep out, size_t length) {
 }
 
 /// libpng allocates an ancillary chunk's declared length before reading it (eXIf, tEXt/zTXt/iTXt, sPLT, …), so a
-/// 60-byte file declaring an 800 MB eXIf chunk cost 800 MB (found by the png-decode fuzzer). Before libpng sees the
+/// 120-byte file declaring an 800 MB eXIf chunk cost 800 MB (found by the png-decode fuzzer). Before libpng sees the
 /// file, refuse a non-IDAT chunk that declares more bytes than the file has left: such a file is truncated or corrupt
 /// and libpng would fail on it anyway, after the allocation. IDAT is streamed, never buffered whole, so it is left to
 /// libpng (a truncated IDAT may still be decoded with `acceptDamagedData`).

@@ -255,8 +255,8 @@ public enum ModelConverter {
 }
 
 /// The product of a tensor shape, or nil when a dimension is negative or the product overflows `Int` (a hostile
-/// manifest or safetensors header declared `[4294967296, 4294967296]`; `reduce(1, *)` trapped — found by the
-/// model-manifest fuzz target).
+/// manifest or safetensors header declaring `[4294967296, 4294967296]` trapped in `reduce(1, *)`; seen while
+/// writing the model-manifest fuzz target and reproduced through it).
 func checkedElementCount(_ shape: [Int], elementSize: Int = 1) -> Int? {
     var n = elementSize
     for d in shape {

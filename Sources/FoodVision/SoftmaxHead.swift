@@ -187,8 +187,8 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
         do { head = try JSONDecoder().decode(SoftmaxHead.self, from: data) } catch {
             throw .invalidFormat(path: path, reason: "not a softmax head (\(error))")
         }
-        // Checked multiplication: a hostile head declared a dimension whose product with the class count overflows
-        // (found by the food-head fuzz target).
+        // Checked multiplication: a head whose dimension times its class count overflows trapped here (seen while
+        // writing the food-head fuzz target and reproduced through it).
         let (cells, overflow) = head.classes.count.multipliedReportingOverflow(by: head.dimension)
         guard !overflow, head.dimension >= 0, head.weights.count == cells, head.bias.count == head.classes.count,
               head.featureMean.count == head.dimension, head.featureScale.count == head.dimension else {

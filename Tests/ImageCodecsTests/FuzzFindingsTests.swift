@@ -6,13 +6,13 @@ import Testing
 /// Regression tests for what `tools/fuzz/run` found in the decoders (README "Tests" lists each finding).
 @Suite("Fuzz findings: decoders")
 struct FuzzFindingsTests {
-    /// png-decode: a 112-byte PNG whose second chunk is `eXIf` declaring 838,860,826 bytes. libpng allocated the
+    /// png-decode: a 120-byte PNG (the 112-byte artifact plus the signature) whose second chunk is `eXIf` declaring 838,860,826 bytes. libpng allocated the
     /// declared length before reading (800 MB per photo); the shim now refuses a non-IDAT chunk longer than the file.
     @Test func hugeDeclaredAncillaryChunkIsRefusedBeforeLibpngAllocates() {
         let bytes = Self.pngSignature + Self.eXIfBomb
         do throws(ImageCodecError) {
             let d = try ImageDecoder.decode(bytes)
-            Issue.record("decoded \(d.image.width)x\(d.image.height) from a 112-byte file")
+            Issue.record("decoded \(d.image.width)x\(d.image.height) from a 120-byte file")
         } catch {
             guard case .truncated(.png, let detail) = error else { Issue.record("expected truncated PNG, got \(error)"); return }
             #expect(detail.contains("'eXIf'") && detail.contains("838860826"), "\(detail)")
