@@ -104,9 +104,10 @@ public final class EfficientNetLite0: @unchecked Sendable {
     static func readModel(directory: String) throws(FoodVisionError) -> (ModelManifest, [String: [Float]]) {
         let manifestPath = (directory as NSString).appendingPathComponent(ModelConverter.manifestFileName)
         guard FileManager.default.fileExists(atPath: manifestPath) else { throw .missingFile(path: manifestPath) }
+        let manifestData = try readModelFile(manifestPath)
         let manifest: ModelManifest
         do {
-            manifest = try JSONDecoder().decode(ModelManifest.self, from: Data(contentsOf: URL(fileURLWithPath: manifestPath)))
+            manifest = try JSONDecoder().decode(ModelManifest.self, from: manifestData)
         } catch {
             throw .invalidFormat(path: manifestPath, reason: "cannot decode manifest (\(error))")
         }
@@ -119,14 +120,24 @@ public final class EfficientNetLite0: @unchecked Sendable {
         var end = 0
         for t in manifest.tensors {
             guard t.dtype == "f32" else { throw .manifestMismatch(path: manifestPath, reason: "tensor \(t.name) has dtype \(t.dtype); only f32 is supported") }
-            guard t.shape.allSatisfy({ $0 > 0 }), t.shape.reduce(1, *) == t.count else {
-                throw .manifestMismatch(path: manifestPath, reason: "tensor \(t.name): shape \(t.shape) holds \(t.shape.reduce(1, *)) values but count is \(t.count)")
+            guard t.shape.allSatisfy({ $0 > 0 }), let values = checkedElementCount(t.shape) else {
+                throw .manifestMismatch(path: manifestPath, reason: "tensor \(t.name): shape \(t.shape) has a non-positive dimension or too many values")
+            }
+            guard values == t.count else {
+                throw .manifestMismatch(path: manifestPath, reason: "tensor \(t.name): shape \(t.shape) holds \(values) values but count is \(t.count)")
             }
             guard t.offset >= end else {
                 throw .manifestMismatch(path: manifestPath, reason: "tensor \(t.name) at byte \(t.offset) overlaps the previous tensor (ends at \(end))")
             }
-            end = t.offset + t.count * 4
+            let (bytes, o1) = t.count.multipliedReportingOverflow(by: 4)
+            let (tensorEnd, o2) = t.offset.addingReportingOverflow(bytes)
+            guard !o1, !o2 else {
+                throw .manifestMismatch(path: manifestPath, reason: "tensor \(t.name) at byte \(t.offset) with \(t.count) values lies beyond any possible file")
+            }
+            end = tensorEnd
         }
+        // An empty weights file is refused unread (Foundation leaks its read buffer on empty files; see `fileSize`).
+        guard fileSize(weightsPath) > 0 else { throw .truncatedWeights(path: weightsPath, expectedBytes: end, actualBytes: 0) }
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: weightsPath)) } catch {
             throw .io(path: weightsPath, reason: "cannot read (\(error.localizedDescription))")

@@ -79,6 +79,7 @@ public struct SafetensorsFile: Sendable {
 
     public init(path: String) throws(FoodVisionError) {
         guard FileManager.default.fileExists(atPath: path) else { throw .missingFile(path: path) }
+        guard fileSize(path) >= 8 else { throw .invalidFormat(path: path, reason: "\(fileSize(path)) bytes, too short for a safetensors header") }
         let bytes: Data
         do { bytes = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) } catch {
             throw .io(path: path, reason: "\(error.localizedDescription)")
@@ -127,9 +128,11 @@ public struct SafetensorsFile: Sendable {
             case "I8", "U8", "BOOL": elementSize = 1
             default: throw .invalidFormat(path: path, reason: "tensor \(name): unknown dtype \(dtype)")
             }
-            let elements = shape.reduce(1, *)
-            guard elements * elementSize == end - begin else {
-                throw .invalidFormat(path: path, reason: "tensor \(name): shape \(shape) needs \(elements * elementSize) bytes, range has \(end - begin)")
+            guard let bytes = checkedElementCount(shape, elementSize: elementSize) else {
+                throw .invalidFormat(path: path, reason: "tensor \(name): shape \(shape) has a negative dimension or too many elements")
+            }
+            guard bytes == end - begin else {
+                throw .invalidFormat(path: path, reason: "tensor \(name): shape \(shape) needs \(bytes) bytes, range has \(end - begin)")
             }
             entries.append(Entry(name: name, dtype: dtype, shape: shape, begin: begin, end: end))
         }
@@ -249,6 +252,34 @@ public enum ModelConverter {
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: src)) } catch { throw .io(path: src, reason: "cannot read (\(error.localizedDescription))") }
         try write(data, to: dst)
+    }
+}
+
+/// The product of a tensor shape, or nil when a dimension is negative or the product overflows `Int` (a hostile
+/// manifest or safetensors header declaring `[4294967296, 4294967296]` trapped in `reduce(1, *)`; seen while
+/// writing the model-manifest fuzz target and reproduced through it).
+func checkedElementCount(_ shape: [Int], elementSize: Int = 1) -> Int? {
+    var n = elementSize
+    for d in shape {
+        guard d >= 0 else { return nil }
+        let (p, overflow) = n.multipliedReportingOverflow(by: d)
+        if overflow { return nil }
+        n = p
+    }
+    return n
+}
+
+/// The size of a file, checked before reading it: Foundation's read of an empty file leaks its 4 KiB buffer (found by
+/// the food-head and model-manifest fuzz targets), so callers refuse an empty file without reading it.
+func fileSize(_ path: String) -> Int {
+    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+}
+
+/// A JSON model file's bytes (manifest, head, matcher); an empty file is refused before it is read (see `fileSize`).
+func readModelFile(_ path: String) throws(FoodVisionError) -> Data {
+    guard fileSize(path) > 0 else { throw .invalidFormat(path: path, reason: "the file is empty (0 bytes)") }
+    do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+        throw .io(path: path, reason: "cannot read (\(error.localizedDescription))")
     }
 }
 

@@ -80,8 +80,9 @@ public struct PrototypeMatcher: Sendable, Codable, Equatable {
 
     public static func load(from path: String) throws(FoodVisionError) -> PrototypeMatcher {
         guard FileManager.default.fileExists(atPath: path) else { throw .missingFile(path: path) }
+        let data = try readModelFile(path)
         let m: PrototypeMatcher
-        do { m = try JSONDecoder().decode(PrototypeMatcher.self, from: Data(contentsOf: URL(fileURLWithPath: path))) } catch {
+        do { m = try JSONDecoder().decode(PrototypeMatcher.self, from: data) } catch {
             throw .invalidFormat(path: path, reason: "not a prototype matcher (\(error))")
         }
         guard m.prototypes.allSatisfy({ $0.sum.count == m.dimension }) else {

@@ -182,11 +182,15 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
 
     public static func load(from path: String) throws(FoodVisionError) -> SoftmaxHead {
         guard FileManager.default.fileExists(atPath: path) else { throw .missingFile(path: path) }
+        let data = try readModelFile(path)
         let head: SoftmaxHead
-        do { head = try JSONDecoder().decode(SoftmaxHead.self, from: Data(contentsOf: URL(fileURLWithPath: path))) } catch {
+        do { head = try JSONDecoder().decode(SoftmaxHead.self, from: data) } catch {
             throw .invalidFormat(path: path, reason: "not a softmax head (\(error))")
         }
-        guard head.weights.count == head.classes.count * head.dimension, head.bias.count == head.classes.count,
+        // Checked multiplication: a head whose dimension times its class count overflows trapped here (seen while
+        // writing the food-head fuzz target and reproduced through it).
+        let (cells, overflow) = head.classes.count.multipliedReportingOverflow(by: head.dimension)
+        guard !overflow, head.dimension >= 0, head.weights.count == cells, head.bias.count == head.classes.count,
               head.featureMean.count == head.dimension, head.featureScale.count == head.dimension else {
             throw .invalidFormat(path: path, reason: "array sizes do not match \(head.classes.count) classes x \(head.dimension)")
         }

@@ -43,23 +43,27 @@ public struct RetryPolicy: Sendable {
     /// relative to `now`), then a Gemini `RetryInfo.retryDelay` ("37s", "1.5s") in the error body.
     public static func serverWait(headers: [String: String], body: [String: Any]?, now: Date) -> Duration? {
         if let ms = headers["retry-after-ms"].flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }), ms.isFinite, ms >= 0 {
-            return .milliseconds(Int64(ms.rounded(.up)))
+            return clampedMilliseconds(ms)
         }
         if let value = headers["retry-after"]?.trimmingCharacters(in: .whitespaces) {
-            if let seconds = Double(value), seconds.isFinite, seconds >= 0 { return .milliseconds(Int64((seconds * 1000).rounded(.up))) }
-            if let date = httpDate(value) {
-                let s = date.timeIntervalSince(now)
-                return .milliseconds(Int64(max(0, s * 1000).rounded(.up)))
-            }
+            if let seconds = Double(value), seconds.isFinite, seconds >= 0 { return clampedMilliseconds(seconds * 1000) }
+            if let date = httpDate(value) { return clampedMilliseconds(max(0, date.timeIntervalSince(now) * 1000)) }
         }
         if let details = (body?["error"] as? [String: Any])?["details"] as? [Any] {
             for case let d as [String: Any] in details {
                 guard (d["@type"] as? String)?.hasSuffix("google.rpc.RetryInfo") == true, let delay = d["retryDelay"] as? String,
                       delay.hasSuffix("s"), let s = Double(delay.dropLast()), s.isFinite, s >= 0 else { continue }
-                return .milliseconds(Int64((s * 1000).rounded(.up)))
+                return clampedMilliseconds(s * 1000)
             }
         }
         return nil
+    }
+
+    /// A server's wait as a Duration, capped at a year: `Int64(1e308)` traps, and a hostile or broken server sent
+    /// `retry-after-ms: 1e308` (found by the llm-openai fuzz target). Anything that long is "too long" anyway.
+    static func clampedMilliseconds(_ ms: Double) -> Duration {
+        let cap = 365.0 * 24 * 3600 * 1000
+        return .milliseconds(Int64(min(max(ms, 0), cap).rounded(.up)))
     }
 
     /// RFC 9110 IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"), plus the obsolete RFC 850 and asctime forms.

@@ -1,0 +1,52 @@
+import FoodMomentTestSupport
+import Foundation
+import Testing
+
+/// Symbolic links cannot trap or redirect a run: a folder walk through a symlink cycle ends and analyses each photo
+/// once, and `--csv` refuses to write through a link planted at the path the user named.
+@Suite("Symbolic links (real binary)", .timeLimit(.minutes(1)))
+struct SymlinkCLITests {
+    @Test func folderWalkThroughASymlinkCycleEnds() throws {
+        let dir = TestPaths.makeTempDirectory("symlink-cycle")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: dir + "/a/b", withIntermediateDirectories: true)
+        try fm.copyItem(atPath: TestPaths.repoRoot + "/samples/banana.jpg", toPath: dir + "/a/banana.jpg")
+        try fm.copyItem(atPath: TestPaths.repoRoot + "/samples/apple.jpg", toPath: dir + "/a/b/apple.jpg")
+        // a/b/up -> .. (a), a/b/self -> . , a/loop -> the folder itself by absolute path, and a two-link cycle.
+        try fm.createSymbolicLink(atPath: dir + "/a/b/up", withDestinationPath: "..")
+        try fm.createSymbolicLink(atPath: dir + "/a/b/self", withDestinationPath: ".")
+        try fm.createSymbolicLink(atPath: dir + "/a/loop", withDestinationPath: dir + "/a")
+        try fm.createSymbolicLink(atPath: dir + "/a/x", withDestinationPath: dir + "/a/y")
+        try fm.createSymbolicLink(atPath: dir + "/a/y", withDestinationPath: dir + "/a/x")
+
+        let r = try runProcess(foodmomentBinary, ["analyze", dir + "/a", "--decode-only", "--ndjson", "--no-journal"],
+                               environment: ["FOODMOMENT_HOME": emptyHome, "PATH": "/usr/bin:/bin"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let files = lines.compactMap { $0["file"] as? String ?? $0["path"] as? String }
+        #expect(files.count == 2, "each photo once, got \(files)")
+        #expect(files.contains { $0.hasSuffix("banana.jpg") } && files.contains { $0.hasSuffix("apple.jpg") }, "\(files)")
+    }
+
+    @Test func csvRefusesToWriteThroughASymlink() throws {
+        let dir = TestPaths.makeTempDirectory("symlink-csv")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let victim = dir + "/victim.txt"
+        try Data("precious\n".utf8).write(to: URL(fileURLWithPath: victim))
+        try FileManager.default.createSymbolicLink(atPath: dir + "/out.csv", withDestinationPath: victim)
+
+        let r = try runProcess(foodmomentBinary, ["analyze", TestPaths.repoRoot + "/samples/banana.jpg", "--decode-only", "--csv", dir + "/out.csv", "--no-journal"],
+                               environment: ["FOODMOMENT_HOME": emptyHome, "PATH": "/usr/bin:/bin"])
+        #expect(r.status != 0, "writing through a link must fail")
+        #expect(r.stderr.contains("symbolic link"), "\(r.stderr)")
+        #expect(String(decoding: TestPaths.read(victim), as: UTF8.self) == "precious\n", "the link's target is untouched")
+
+        // The same path as a plain file works (the refusal is about the link, not the folder).
+        try FileManager.default.removeItem(atPath: dir + "/out.csv")
+        let ok = try runProcess(foodmomentBinary, ["analyze", TestPaths.repoRoot + "/samples/banana.jpg", "--decode-only", "--csv", dir + "/out.csv", "--no-journal"],
+                                environment: ["FOODMOMENT_HOME": emptyHome, "PATH": "/usr/bin:/bin"])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(FileManager.default.fileExists(atPath: dir + "/out.csv"))
+    }
+}

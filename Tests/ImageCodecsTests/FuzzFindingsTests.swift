@@ -1,0 +1,70 @@
+import FoodCore
+import FoodMomentTestSupport
+import ImageCodecs
+import Testing
+
+/// Regression tests for what `tools/fuzz/run` found in the decoders (README "Tests" lists each finding).
+@Suite("Fuzz findings: decoders")
+struct FuzzFindingsTests {
+    /// png-decode: a 120-byte PNG (the 112-byte artifact plus the signature) whose second chunk is `eXIf` declaring 838,860,826 bytes. libpng allocated the
+    /// declared length before reading (800 MB per photo); the shim now refuses a non-IDAT chunk longer than the file.
+    @Test func hugeDeclaredAncillaryChunkIsRefusedBeforeLibpngAllocates() {
+        let bytes = Self.pngSignature + Self.eXIfBomb
+        do throws(ImageCodecError) {
+            let d = try ImageDecoder.decode(bytes)
+            Issue.record("decoded \(d.image.width)x\(d.image.height) from a 120-byte file")
+        } catch {
+            guard case .truncated(.png, let detail) = error else { Issue.record("expected truncated PNG, got \(error)"); return }
+            #expect(detail.contains("'eXIf'") && detail.contains("838860826"), "\(detail)")
+        }
+        #expect(throws: ImageCodecError.self) { try ImageDecoder.probe(bytes) }
+    }
+
+    /// The same refusal for the largest length the format allows, in a text chunk (libpng buffers those too).
+    @Test func maximalTextChunkIsRefused() throws {
+        let good = TestPaths.read(TestPaths.fixture("ImageCodecsTests", "rgb.png"))
+        let bomb = Self.insertingAfterIHDR(good, Self.chunkHeader(length: 0x7FFF_FFFF, type: "tEXt") + [0x41, 0x00, 0x42])
+        let error = #expect(throws: ImageCodecError.self) { try ImageDecoder.decode(bomb) }
+        guard case .truncated(.png, let detail)? = error else { Issue.record("expected truncated PNG, got \(String(describing: error))"); return }
+        #expect(detail.contains("'tEXt'") && detail.contains("2147483647"), "\(detail)")
+    }
+
+    /// The check must not cost real photos anything: a large private chunk that is really there still decodes.
+    @Test func largeChunkThatIsPresentStillDecodes() throws {
+        let good = TestPaths.read(TestPaths.fixture("ImageCodecsTests", "rgb.png"))
+        let payload = [UInt8](repeating: 0x5A, count: 3 << 20)
+        let typeAndData = Array("prVt".utf8) + payload
+        let chunk = Self.chunkHeader(length: UInt32(payload.count), type: "prVt") + payload + Self.be32(Self.crc32(typeAndData))
+        let withChunk = Self.insertingAfterIHDR(good, chunk)
+        let reference = try ImageDecoder.decode(good)
+        let decoded = try ImageDecoder.decode(withChunk)
+        #expect(decoded.image.pixels == reference.image.pixels && decoded.image.width == reference.image.width)
+    }
+
+    static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
+    /// tools/fuzz/artifacts/png-decode/oom-e0aa671a… (the harness adds the signature).
+    static let eXIfBomb: [UInt8] = [
+        0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x20, 0x00, 0x00, 0x00, 0x30, 0x08, 0x02, 0x00, 0x00,
+        0x00, 0xFF, 0xCE, 0xEF, 0x38, 0x32, 0x00, 0x00, 0x1A, 0x65, 0x58, 0x49, 0x66, 0x4D, 0x4D, 0x00, 0x2A, 0x50, 0x4C, 0x54,
+        0x45, 0x00, 0x01, 0x01, 0x12, 0x00, 0x03, 0x00, 0x00, 0x00, 0x01, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x86,
+        0x58, 0x30, 0x34, 0x00, 0x00, 0x00, 0x5E, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x94, 0xD3, 0xB8, 0xC4, 0x40, 0xE1,
+        0x3F, 0x26, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x92, 0x4C, 0x27, 0x00, 0x52, 0x00, 0x00, 0x00, 0x20, 0x00, 0x00,
+        0x00, 0x30, 0x08, 0x02, 0x00, 0x00,
+    ]
+
+    static func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+    static func chunkHeader(length: UInt32, type: String) -> [UInt8] { be32(length) + Array(type.utf8) }
+
+    /// Signature (8) + IHDR (4 + 4 + 13 + 4) = 33 bytes, then the inserted chunk.
+    static func insertingAfterIHDR(_ png: [UInt8], _ chunk: [UInt8]) -> [UInt8] { Array(png[..<33]) + chunk + Array(png[33...]) }
+
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var c: UInt32 = 0xFFFF_FFFF
+        for b in bytes {
+            c ^= UInt32(b)
+            for _ in 0..<8 { c = c & 1 == 1 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
+        }
+        return ~c
+    }
+}
