@@ -1,4 +1,5 @@
 import Foundation
+import FoodCore
 import FoodVision
 
 /// libFuzzer entry: FoodVision's model files. The first byte chooses the file:
@@ -7,7 +8,7 @@ import FoodVision
 ///   time, so the fuzzer gets past the checksum into the layer-table checks.
 /// - odd: a `.safetensors` file (what `model convert` reads), every F32 tensor then read.
 /// Loading must succeed or throw `FoodVisionError`; never trap, read out of bounds or allocate without bound.
-nonisolated(unsafe) let modelDir: String = {
+let modelDir: String = {
     let dir = NSTemporaryDirectory() + "fm-fuzz-model-\(getpid())"
     try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     return dir
