@@ -255,14 +255,10 @@ public final class BatchRunner: @unchecked Sendable {
         var chunkStart = 0
         while chunkStart < paths.count, !shouldStop() {
             let chunk = Array(paths[chunkStart..<min(paths.count, chunkStart + chunkSize)])
-            let slots = Slots(count: chunk.count)
-            DispatchQueue.concurrentPerform(iterations: min(workers, chunk.count)) { w in
-                var i = w
-                while i < chunk.count {
-                    slots.set(i, process(path: chunk[i], worker: w))
-                    onDone(chunk[i])
-                    i += min(workers, chunk.count)
-                }
+            let slots = ChunkSlots<(PhotoResult, Origin, Date)>(count: chunk.count)
+            Self.forEach(chunk.count, workers: workers) { i, w in
+                slots.set(i, process(path: chunk[i], worker: w))
+                onDone(chunk[i])
             }
             var values = slots.values
             if let refine {
@@ -270,15 +266,11 @@ public final class BatchRunner: @unchecked Sendable {
                 let refined = await refine(fresh.map { values[$0]!.0 })
                 for (k, i) in fresh.enumerated() where k < refined.count { values[i]!.0 = refined[k] }
             }
-            let outputs = Outputs(count: values.count)
+            let outputs = ChunkSlots<Result<String, PhotoError>>(count: values.count)
             if let output {
                 let done = values
-                DispatchQueue.concurrentPerform(iterations: min(workers, done.count)) { w in
-                    var i = w
-                    while i < done.count {
-                        if let r = done[i]?.0, r.succeeded, r.foods != nil { outputs.set(i, output(r)) }
-                        i += min(workers, done.count)
-                    }
+                Self.forEach(done.count, workers: workers) { i, _ in
+                    if let r = done[i]?.0, r.succeeded, r.foods != nil { outputs.set(i, output(r)) }
                 }
             }
             for (offset, slot) in values.enumerated() {
@@ -345,19 +337,25 @@ public final class BatchRunner: @unchecked Sendable {
     }
 }
 
-private final class Outputs: @unchecked Sendable {
-    private let lock = NSLock()
-    private(set) var values: [Result<String, PhotoError>?]
-    init(count: Int) { values = Array(repeating: nil, count: count) }
-    func set(_ i: Int, _ v: Result<String, PhotoError>) { lock.lock(); values[i] = v; lock.unlock() }
+extension BatchRunner {
+    /// `body(i, worker)` for every i in 0..<count on up to `workers` threads; worker w takes w, w + n, w + 2n, …
+    /// (so worker w always uses analyzer w).
+    static func forEach(_ count: Int, workers: Int, _ body: @Sendable (Int, Int) -> Void) {
+        let n = min(workers, count)
+        guard n > 0 else { return }
+        DispatchQueue.concurrentPerform(iterations: n) { w in
+            var i = w
+            while i < count { body(i, w); i += n }
+        }
+    }
 }
 
-/// Results of one chunk, filled from worker threads.
-private final class Slots: @unchecked Sendable {
+/// One value per photo of a chunk, filled from worker threads.
+private final class ChunkSlots<Value>: @unchecked Sendable {
     private let lock = NSLock()
-    private(set) var values: [(PhotoResult, BatchRunner.Origin, Date)?]
+    private(set) var values: [Value?]
     init(count: Int) { values = Array(repeating: nil, count: count) }
-    func set(_ i: Int, _ v: (PhotoResult, BatchRunner.Origin, Date)) { lock.lock(); values[i] = v; lock.unlock() }
+    func set(_ i: Int, _ v: Value) { lock.lock(); values[i] = v; lock.unlock() }
 }
 
 /// The settings key of a batch result: a digest of everything that changes what a photo's result is — the

@@ -23,17 +23,23 @@ final class LineWriter: @unchecked Sendable {
     func write(_ line: String, newline: Bool = true) {
         var bytes = Array(line.utf8)
         if newline { bytes.append(10) }
-        bytes.withUnsafeBytes { raw in
-            var done = 0
-            while done < raw.count {
-                let n = Foundation.write(fd, raw.baseAddress! + done, raw.count - done)
-                if n < 0 { if errno == EINTR { continue }; return }
-                done += n
-            }
-        }
+        _ = writeAll(fd, bytes)
     }
 
     func close() { if owned { _ = Foundation.close(fd) } }
+}
+
+/// Writes all of `bytes` to `fd`, retrying after EINTR and short writes; false on an error.
+func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    bytes.withUnsafeBytes { raw in
+        var done = 0
+        while done < raw.count {
+            let n = Foundation.write(fd, raw.baseAddress! + done, raw.count - done)
+            if n < 0 { if errno == EINTR { continue }; return false }
+            done += n
+        }
+        return true
+    }
 }
 
 struct ValidationErrorMessage: Error, CustomStringConvertible {
@@ -97,15 +103,7 @@ struct AnnotationWriter: Sendable {
         let temp = path + ".tmp-\(getpid())"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         if fd < 0 { return .failure(PhotoError(kind: "write_failed", message: "cannot write \(temp): \(String(cString: strerror(errno)))")) }
-        let ok = picture.jpeg.withUnsafeBytes { raw -> Bool in
-            var done = 0
-            while done < raw.count {
-                let n = Foundation.write(fd, raw.baseAddress! + done, raw.count - done)
-                if n < 0 { if errno == EINTR { continue }; return false }
-                done += n
-            }
-            return true
-        }
+        let ok = writeAll(fd, picture.jpeg)
         Foundation.close(fd)
         // rename() replaces a symlink at `path` itself rather than following it.
         guard ok, rename(temp, path) == 0 else {
