@@ -50,12 +50,7 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     /// FNV-1a (64-bit) of the relative path, then the SplitMix64 finaliser (FNV alone spreads names that differ
     /// only in their last characters unevenly), modulo N.
     public func contains(relativePath: String) -> Bool {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in relativePath.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        h = (h ^ (h >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        h = (h ^ (h >> 27)) &* 0x94d0_49bb_1331_11eb
-        h ^= h >> 31
-        return Int(h % UInt64(count)) == index
+        Int(SplitMix64.mix(SplitMix64.fnv1a(relativePath)) % UInt64(count)) == index
     }
 
     /// The path relative to the root argument it was found under (the file name for a file named directly).

@@ -52,9 +52,7 @@ public struct DetectionRecord: Sendable, Codable {
     /// SOHL source-photo groups held out of head training so detection can be measured on unseen plates:
     /// a stable hash of the group id, one group in three.
     public static func isHeldOut(group: String) -> Bool {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in group.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return h % 3 == 0
+        SplitMix64.fnv1a(group) % 3 == 0
     }
 }
 
