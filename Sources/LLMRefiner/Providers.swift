@@ -83,6 +83,26 @@ extension LLMProvider {
 
 func trimSlash(_ s: String) -> String { s.hasSuffix("/") ? String(s.dropLast()) : s }
 
+/// JSON in and out, plus the key (when there is one) in the provider's header.
+func jsonHeaders(key: LLMSecret?, header: String, prefix: String) -> [String: String] {
+    var h = ["Content-Type": "application/json", "Accept": "application/json"]
+    if let key = key?.value { h[header] = prefix + key }
+    return h
+}
+
+/// A refinement request: the JSON body POSTed with the provider's headers.
+func postRequest(url: String, headers: [String: String], body: [String: Any], timeout: Duration, maxAnswerBytes: Int) -> HTTPRequest {
+    HTTPRequest(method: .post, url: url, headers: headers, body: JSON.encode(body), connectTimeout: .seconds(10),
+                totalTimeout: timeout, maxBodyBytes: maxAnswerBytes)
+}
+
+/// The free availability check: a GET with the provider's headers (no body, so no Content-Type).
+func availabilityCheck(url: String, headers: [String: String], timeout: Duration) -> HTTPRequest {
+    var h = headers
+    h["Content-Type"] = nil
+    return HTTPRequest(url: url, headers: h, connectTimeout: .seconds(10), totalTimeout: timeout)
+}
+
 func envelope(_ response: HTTPResponse, _ provider: String) throws(LLMError) -> [String: Any] {
     guard let o = JSON.object(response.body) else {
         throw .malformedJSON("\(provider) sent a body that is not a JSON object: \(AnswerValidator.preview(String(decoding: response.body.prefix(200), as: UTF8.self)))")
@@ -118,9 +138,7 @@ public struct OpenAICompatibleProvider: LLMProvider {
     }
 
     var headers: [String: String] {
-        var h = ["Content-Type": "application/json", "Accept": "application/json"]
-        if let key = apiKey?.value { if kind == .azure { h["api-key"] = key } else { h["Authorization"] = "Bearer \(key)" } }
-        return h
+        jsonHeaders(key: apiKey, header: kind == .azure ? "api-key" : "Authorization", prefix: kind == .azure ? "" : "Bearer ")
     }
 
     public func request(for input: LLMInput, timeout: Duration, maxAnswerBytes: Int) -> HTTPRequest {
@@ -138,14 +156,11 @@ public struct OpenAICompatibleProvider: LLMProvider {
             ],
             "response_format": ["type": "json_schema", "json_schema": ["name": "meal_foods", "strict": true, "schema": LLMPrompt.jsonSchema()]],
         ]
-        return HTTPRequest(method: .post, url: endpoint, headers: headers, body: JSON.encode(body), connectTimeout: .seconds(10),
-                           totalTimeout: timeout, maxBodyBytes: maxAnswerBytes)
+        return postRequest(url: endpoint, headers: headers, body: body, timeout: timeout, maxAnswerBytes: maxAnswerBytes)
     }
 
     public func checkRequest(timeout: Duration) -> HTTPRequest {
-        var h = headers
-        h["Content-Type"] = nil
-        return HTTPRequest(url: checkEndpoint, headers: h, connectTimeout: .seconds(10), totalTimeout: timeout)
+        availabilityCheck(url: checkEndpoint, headers: headers, timeout: timeout)
     }
 
     public func answerText(from response: HTTPResponse) throws(LLMError) -> String {
@@ -177,9 +192,7 @@ public struct GeminiProvider: LLMProvider {
     public var checkEndpoint: String { modelPath }
 
     var headers: [String: String] {
-        var h = ["Content-Type": "application/json", "Accept": "application/json"]
-        if let key = apiKey?.value { h["x-goog-api-key"] = key }
-        return h
+        jsonHeaders(key: apiKey, header: "x-goog-api-key", prefix: "")
     }
 
     public func request(for input: LLMInput, timeout: Duration, maxAnswerBytes: Int) -> HTTPRequest {
@@ -192,14 +205,11 @@ public struct GeminiProvider: LLMProvider {
             "generationConfig": ["temperature": 0, "maxOutputTokens": 8192, "responseMimeType": "application/json",
                                  "responseSchema": LLMPrompt.geminiSchema()],
         ]
-        return HTTPRequest(method: .post, url: endpoint, headers: headers, body: JSON.encode(body), connectTimeout: .seconds(10),
-                           totalTimeout: timeout, maxBodyBytes: maxAnswerBytes)
+        return postRequest(url: endpoint, headers: headers, body: body, timeout: timeout, maxAnswerBytes: maxAnswerBytes)
     }
 
     public func checkRequest(timeout: Duration) -> HTTPRequest {
-        var h = headers
-        h["Content-Type"] = nil
-        return HTTPRequest(url: checkEndpoint, headers: h, connectTimeout: .seconds(10), totalTimeout: timeout)
+        availabilityCheck(url: checkEndpoint, headers: headers, timeout: timeout)
     }
 
     public func answerText(from response: HTTPResponse) throws(LLMError) -> String {
@@ -233,9 +243,7 @@ public struct OllamaProvider: LLMProvider {
     public var checkEndpoint: String { baseURL + "/api/tags" }
 
     var headers: [String: String] {
-        var h = ["Content-Type": "application/json", "Accept": "application/json"]
-        if let key = apiKey?.value { h["Authorization"] = "Bearer \(key)" }
-        return h
+        jsonHeaders(key: apiKey, header: "Authorization", prefix: "Bearer ")
     }
 
     public func request(for input: LLMInput, timeout: Duration, maxAnswerBytes: Int) -> HTTPRequest {
@@ -250,14 +258,11 @@ public struct OllamaProvider: LLMProvider {
                  "images": [Data(input.jpeg).base64EncodedString()]],
             ],
         ]
-        return HTTPRequest(method: .post, url: endpoint, headers: headers, body: JSON.encode(body), connectTimeout: .seconds(10),
-                           totalTimeout: timeout, maxBodyBytes: maxAnswerBytes)
+        return postRequest(url: endpoint, headers: headers, body: body, timeout: timeout, maxAnswerBytes: maxAnswerBytes)
     }
 
     public func checkRequest(timeout: Duration) -> HTTPRequest {
-        var h = headers
-        h["Content-Type"] = nil
-        return HTTPRequest(url: checkEndpoint, headers: h, connectTimeout: .seconds(10), totalTimeout: timeout)
+        availabilityCheck(url: checkEndpoint, headers: headers, timeout: timeout)
     }
 
     public func answerText(from response: HTTPResponse) throws(LLMError) -> String {
