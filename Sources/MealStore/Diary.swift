@@ -93,9 +93,7 @@ extension MealStore {
 
     public func waterLogs(from: Date, to: Date) throws -> [WaterLog] {
         try read("list water") { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM water WHERE time_ms >= ? AND time_ms < ? ORDER BY time_ms, id",
-                             arguments: [Time.ms(from), Time.ms(to)])
-                .map { WaterLog(id: $0["id"], time: Time.date($0["time_ms"]), milliliters: $0["ml"]) }
+            try Rows.water(fromMs: Time.ms(from), toMs: Time.ms(to), db)
         }
     }
 
@@ -114,9 +112,7 @@ extension MealStore {
 
     public func weightLogs(from: Date, to: Date) throws -> [WeightLog] {
         try read("list weight") { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM weight WHERE time_ms >= ? AND time_ms < ? ORDER BY time_ms, id",
-                             arguments: [Time.ms(from), Time.ms(to)])
-                .map { WeightLog(id: $0["id"], time: Time.date($0["time_ms"]), kilograms: $0["kg"]) }
+            try Rows.weight(fromMs: Time.ms(from), toMs: Time.ms(to), db)
         }
     }
 

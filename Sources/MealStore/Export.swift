@@ -101,10 +101,8 @@ extension MealStore {
     public func exportDocument() throws -> DiaryExport {
         try read("export") { db in
             let meals = try Rows.meals(fromMs: Int64.min, toMs: Int64.max, db)
-            let water = try Row.fetchAll(db, sql: "SELECT * FROM water ORDER BY time_ms, id")
-                .map { WaterLog(id: $0["id"], time: Time.date($0["time_ms"]), milliliters: $0["ml"]) }
-            let weight = try Row.fetchAll(db, sql: "SELECT * FROM weight ORDER BY time_ms, id")
-                .map { WeightLog(id: $0["id"], time: Time.date($0["time_ms"]), kilograms: $0["kg"]) }
+            let water = try Rows.water(fromMs: Int64.min, toMs: Int64.max, db)
+            let weight = try Rows.weight(fromMs: Int64.min, toMs: Int64.max, db)
             return DiaryExport(meals: meals, water: water, weight: weight, goals: try Self.goals(db),
                                achievements: try Self.achievements(db), mealWindows: try Self.mealWindows(db))
         }

@@ -4,6 +4,20 @@ import GRDB
 
 /// Reading and writing whole meal records inside a transaction the caller holds.
 enum Rows {
+    /// Water logs with `fromMs ≤ time < toMs`, by time.
+    static func water(fromMs: Int64, toMs: Int64, _ db: Database) throws -> [WaterLog] {
+        try Row.fetchAll(db, sql: "SELECT * FROM water WHERE time_ms >= ? AND time_ms < ? ORDER BY time_ms, id",
+                         arguments: [fromMs, toMs])
+            .map { WaterLog(id: $0["id"], time: Time.date($0["time_ms"]), milliliters: $0["ml"]) }
+    }
+
+    /// Weight logs with `fromMs ≤ time < toMs`, by time.
+    static func weight(fromMs: Int64, toMs: Int64, _ db: Database) throws -> [WeightLog] {
+        try Row.fetchAll(db, sql: "SELECT * FROM weight WHERE time_ms >= ? AND time_ms < ? ORDER BY time_ms, id",
+                         arguments: [fromMs, toMs])
+            .map { WeightLog(id: $0["id"], time: Time.date($0["time_ms"]), kilograms: $0["kg"]) }
+    }
+
     /// Title and tags follow the foods. A title that is still the automatic one for the old foods follows
     /// the new foods; a title typed by hand stays.
     static func derive(_ rec: MealRecord, from before: MealRecord?) -> MealRecord {
