@@ -10,6 +10,10 @@ let foodmomentBinary: String = {
 
 /// Runs the binary with an empty data folder, so foods taught on this machine cannot change the answers.
 func foodmoment(_ args: String...) throws -> ProcessResult {
+    try foodmoment(args)
+}
+
+func foodmoment(_ args: [String]) throws -> ProcessResult {
     var env = ProcessInfo.processInfo.environment
     env["FOODMOMENT_HOME"] = emptyHome
     return try runProcess(foodmomentBinary, args, environment: env)

@@ -66,9 +66,3 @@ struct BatchCLITests {
         #expect(!html.contains("http://") && !html.contains("https://"))
     }
 }
-
-func foodmoment(_ args: [String]) throws -> ProcessResult {
-    var env = ProcessInfo.processInfo.environment
-    env["FOODMOMENT_HOME"] = emptyHome
-    return try runProcess(foodmomentBinary, args, environment: env)
-}
