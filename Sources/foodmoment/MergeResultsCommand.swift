@@ -60,10 +60,13 @@ struct MergeResultsCommand: ParsableCommand {
             }
             while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
                 pending.append(chunk)
-                while let nl = pending.firstIndex(of: 10) {
-                    consume(pending[pending.startIndex..<nl])
-                    pending.removeSubrange(pending.startIndex...nl)
+                // Consume every complete line, then drop them in one step (not one shift of the buffer per line).
+                var lineStart = pending.startIndex
+                while let nl = pending[lineStart...].firstIndex(of: 10) {
+                    consume(pending[lineStart..<nl])
+                    lineStart = nl + 1
                 }
+                pending.removeSubrange(pending.startIndex..<lineStart)
             }
             if !pending.isEmpty { consume(pending) }
             if summary { Output.note("\(file): \(count) results") }
