@@ -1,8 +1,10 @@
 import ArgumentParser
+import BatchStore
 import FoodCore
 import FoodVision
 import Foundation
 import ImageCodecs
+import MealStore
 import Nutrition
 import Pipeline
 
@@ -151,7 +153,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
             }
         }
         let refiner = decodeOnly ? nil : try llm.makeRefiner(nutrition: analyzers.first?.nutrition)
-        var journal: (any BatchJournal)?
+        var journal: StoreJournal?
         if !decodeOnly && !noJournal && !photos.isEmpty {
             do {
                 journal = try openJournal()
@@ -215,7 +217,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
         let line = summaryLine(summary)
         if json || ndjson { Output.note("summary: " + line) } else { print(line) }
         if log && summary.mealsCreated + summary.mealsMerged > 0 {
-            for a in updateAchievements() { Output.note("🏆 achievement unlocked: \(a.title)") }
+            // The run's own store, already open; an error here only means no new achievements are shown.
+            for a in (try? journal?.store.updateAchievements()) ?? [] { Output.note("🏆 achievement unlocked: \(a.title)") }
         }
         if summary.fromJournal > 0 && !json && !ndjson {
             print("(\(summary.fromJournal) finished in an earlier run, taken from the journal \(journalPath()); --force analyses them again)")

@@ -7,7 +7,7 @@ import Pipeline
 extension AnalyzeCommand {
     var storePath: String { db ?? MealStore.defaultPath(dataDirectory: ResourceLocator.userDataDirectory()) }
 
-    func openJournal() throws -> (any BatchJournal)? {
+    func openJournal() throws -> StoreJournal {
         do {
             return try StoreJournal.open(path: storePath)
         } catch {
@@ -16,9 +16,4 @@ extension AnalyzeCommand {
     }
 
     func journalPath() -> String { storePath }
-
-    /// After a `--log` run: achievements the new meals unlocked.
-    func updateAchievements() -> [Achievement] {
-        (try? MealStore(path: storePath).updateAchievements()) ?? []
-    }
 }
