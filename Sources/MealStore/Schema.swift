@@ -84,7 +84,7 @@ enum Time {
         let ms = ms(d)
         let secs = ms.floorDiv(1000), milli = ms - secs * 1000
         let days = secs.floorDiv(86_400), rest = secs - days * 86_400
-        let (y, m, dd) = civil(days)
+        let (y, m, dd) = CivilDate.fromDays(days)
         return String(format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ", y, m, dd, rest / 3600, rest % 3600 / 60,
                       rest % 60, milli)
     }
@@ -120,36 +120,13 @@ enum Time {
             i += 6
         } else { return nil }
         guard i == b.count else { return nil }
-        let secs = days(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se - offset
+        let secs = CivilDate.days(year: y, month: mo, day: d) * 86_400 + h * 3600 + mi * 60 + se - offset
         return date(secs * 1000 + milli)
-    }
-
-    /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
-    static func civil(_ z0: Int64) -> (Int64, Int64, Int64) {
-        let z = z0 + 719_468
-        let era = z.floorDiv(146_097)
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
-    }
-
-    /// (year, month, day) → days since 1970-01-01.
-    static func days(_ y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = y.floorDiv(400)
-        let yoe = y - era * 400
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 }
 
 extension Int64 {
-    func floorDiv(_ d: Int64) -> Int64 { let q = self / d; return (self % d != 0 && (self < 0) != (d < 0)) ? q - 1 : q }
+    func floorDiv(_ d: Int64) -> Int64 { CivilDate.floorDiv(self, d) }
 }
 
 /// A calendar day in some time zone (`2026-11-22`).
@@ -172,16 +149,16 @@ public struct LocalDay: Sendable, Hashable, Comparable, Codable, CustomStringCon
         let p = text.split(separator: "-")
         guard p.count == 3, p[0].count == 4, let y = Int(p[0]), let m = Int(p[1]), let d = Int(p[2]),
               (1...12).contains(m), (1...31).contains(d) else { return nil }
-        let back = Time.civil(Time.days(Int64(y), Int64(m), Int64(d)))
+        let back = CivilDate.fromDays(CivilDate.days(year: Int64(y), month: Int64(m), day: Int64(d)))
         guard back == (Int64(y), Int64(m), Int64(d)) else { return nil }
         self.init(year: y, month: m, day: d)
     }
 
     /// Days since 1970-01-01 (for day arithmetic without a time zone).
-    public var dayNumber: Int { Int(Time.days(Int64(year), Int64(month), Int64(day))) }
+    public var dayNumber: Int { Int(CivilDate.days(year: Int64(year), month: Int64(month), day: Int64(day))) }
 
     public init(dayNumber: Int) {
-        let (y, m, d) = Time.civil(Int64(dayNumber))
+        let (y, m, d) = CivilDate.fromDays(Int64(dayNumber))
         self.init(year: Int(y), month: Int(m), day: Int(d))
     }
 

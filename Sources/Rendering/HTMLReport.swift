@@ -300,18 +300,10 @@ public enum HTMLReport {
         dayNumber(meal.time, offset: meal.utcOffsetSeconds ?? zone.secondsFromGMT(for: meal.time))
     }
 
-    /// `yyyy-MM-dd` of a day number (proleptic Gregorian; Howard Hinnant's civil_from_days).
+    /// `yyyy-MM-dd` of a day number (proleptic Gregorian).
     static func dateString(_ days: Int) -> String {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        let (y, m, d) = CivilDate.fromDays(Int64(days))
+        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
         return "\(y)-\(two(m))-\(two(d))"
     }
 
