@@ -18,13 +18,7 @@ struct RefineCLITests {
     }
 
     static func run(_ server: LoopbackHTTPServer, _ args: [String], home: String) throws -> ProcessResult {
-        var env = ProcessInfo.processInfo.environment
-        env["FOODMOMENT_HOME"] = home
-        env["FOODMOMENT_LLM_PROVIDER"] = "openai"
-        env["FOODMOMENT_LLM_BASE_URL"] = server.baseURL + "/v1"
-        env["FOODMOMENT_LLM_MODEL"] = "m"
-        env["FOODMOMENT_LLM_API_KEY"] = key
-        return try runProcess(foodmomentBinary, args, environment: env)
+        try runProcess(foodmomentBinary, args, environment: SecretsCLITests.environment(server, home: home, key: key))
     }
 
     @Test func refinedPhotoHasLLMGramsAndTheKeyNeverShows() throws {

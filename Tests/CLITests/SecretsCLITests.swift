@@ -23,6 +23,8 @@ struct SecretsCLITests {
         })
     }
 
+    /// The binary's environment for an OpenAI-compatible provider on `server` (also used by RefineCLITests): only
+    /// what is set here configures the LLM (no key file, no config file from the developer's environment).
     static func environment(_ server: LoopbackHTTPServer, home: String, key: String? = Self.key) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
         env["FOODMOMENT_HOME"] = home
