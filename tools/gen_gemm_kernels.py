@@ -9,14 +9,15 @@ VARIANTS = [  # (MR, lanes, NV): MR rows x NV vectors of SIMD<lanes>
     # Full tiles, their half-width versions (a last panel of N % columns <= columns / 2), and the one-row
     # companions of both (the last rows of M, and M = 1 classifiers).
     (8, 16, 2), (8, 16, 1), (1, 16, 2), (1, 16, 1),  # GemmKernel.tile8x32 (AVX-512)
-    (4, 16, 2), (4, 16, 1),                          # its 4-row tails (8 accumulators still hide FMA latency)
+    (4, 16, 2), (4, 16, 1), (5, 16, 2), (5, 16, 1),  # its 4- to 7-row tails (8+ accumulators still hide FMA
+    (6, 16, 2), (6, 16, 1), (7, 16, 2), (7, 16, 1),  # latency): M = 49 runs as 5 x 8 + 5 + 4 rows, not 6 x 8 + 1
     (6, 8, 2), (6, 8, 1), (1, 8, 2), (1, 8, 1),      # GemmKernel.tile6x16 (AVX2)
     (6, 4, 2), (6, 4, 1), (1, 4, 2), (1, 4, 1),      # GemmKernel.tile6x8 (SSE2)
 ]
 # Fused multiply-add versions of the AVX-512 tile (GemmKernel.tile8x32fma). Only fast when the build targets
 # a CPU with FMA (FOODMOMENT_TARGET_CPU); otherwise each lane is a libm fmaf call and the kernel measurement
 # never picks them. One rounding per multiply-add, so their results differ from the others in the last bits.
-FMA_VARIANTS = [(8, 16, 2), (8, 16, 1), (1, 16, 2), (1, 16, 1), (4, 16, 2), (4, 16, 1)]
+FMA_VARIANTS = [(8, 16, 2), (8, 16, 1), (1, 16, 2), (1, 16, 1)] + [(r, 16, v) for r in (4, 5, 6, 7) for v in (2, 1)]
 # A 12 x 32 tile (24 accumulators) was tried and ran at ~40 % of the 8 x 32 tile's speed (register spills).
 
 out = []

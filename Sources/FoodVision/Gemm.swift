@@ -136,6 +136,7 @@ func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeight
     let kTotal = w.k, n = w.n
     let kcBlock = 512, mcBlock = 96
     let panels = w.panels.pointer, bias = w.bias.pointer
+    let wideTails = kernel == .tile8x32 || kernel == .tile8x32fma
     withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * mr * nr) { scratch in
         // Column-edge tiles (N not a multiple of the tile) run into these and are copied out.
         let cTile = scratch.baseAddress!
@@ -158,7 +159,10 @@ func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeight
                     let biasP: UnsafePointer<Float>? = first ? UnsafePointer(bias + j0) : nil
                     var i = i0
                     while i < iEnd {
-                        let rows = min(mr, iEnd - i)
+                        // The AVX-512 tiles split a last 9-11 rows as 5 + 4, 5 + 5 or 6 + 5 (4- to 7-row kernels keep both
+                        // FMA pipes busy; a 1-row kernel runs at a quarter of the rate).
+                        let left = iEnd - i
+                        let rows = wideTails && left > mr && left < mr + 4 ? (left + 1) / 2 : min(mr, left)
                         var resP: UnsafePointer<Float>? = (last && residual != nil) ? residual! + i * ldr + j0 : nil
                         var resLd = ldr
                         var cP = c + i * ldc + j0
@@ -180,11 +184,11 @@ func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeight
                                            bias: biasP, residual: resP, ldr: resLd, relu6: relu6 && last)
                         } else {
                             var r = 0
-                            if rows >= 4, kernel == .tile8x32 || kernel == .tile8x32fma {
-                                runFourRowKernel(fma: kernel == .tile8x32fma, half: half, kc: kc, a: a + i * lda + k0, lda: lda,
-                                                 b: bp, c: cP, ldc: cLd, bias: biasP, residual: resP, ldr: resLd,
-                                                 relu6: relu6 && last)
-                                r = 4
+                            if rows >= 4, wideTails {
+                                runTailKernel(rows: rows, fma: kernel == .tile8x32fma, half: half, kc: kc, a: a + i * lda + k0, lda: lda,
+                                              b: bp, c: cP, ldc: cLd, bias: biasP, residual: resP, ldr: resLd,
+                                              relu6: relu6 && last)
+                                r = rows
                             }
                             while r < rows {
                                 runRowKernel(kernel, half: half, kc: kc, a: a + (i + r) * lda + k0, b: bp, c: cP + r * cLd, bias: biasP,
@@ -195,7 +199,7 @@ func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeight
                         if !direct {
                             for r in 0..<rows { (c + (i + r) * ldc + j0).update(from: cTile + r * width, count: cols) }
                         }
-                        i += mr
+                        i += rows
                     }
                 }
                 i0 = iEnd
@@ -205,16 +209,29 @@ func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeight
     }
 }
 
-/// Four rows of the AVX-512 tiles (the M = 196 layers end with four).
+/// 4 to 7 rows of the AVX-512 tiles (the M = 196 layers end with four, M = 49 with five and four).
 @inline(__always)
-private func runFourRowKernel(fma: Bool, half: Bool, kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
-                              c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
-                              residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
-    switch (fma, half) {
-    case (false, false): gemmMicro4x16x2(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
-    case (false, true): gemmMicro4x16x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
-    case (true, false): gemmMicro4x16x2fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
-    case (true, true): gemmMicro4x16x1fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+private func runTailKernel(rows: Int, fma: Bool, half: Bool, kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                           c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                           residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    switch (rows, fma, half) {
+    case (4, false, false): gemmMicro4x16x2(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (4, false, true): gemmMicro4x16x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (4, true, false): gemmMicro4x16x2fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (4, true, true): gemmMicro4x16x1fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (5, false, false): gemmMicro5x16x2(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (5, false, true): gemmMicro5x16x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (5, true, false): gemmMicro5x16x2fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (5, true, true): gemmMicro5x16x1fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (6, false, false): gemmMicro6x16x2(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (6, false, true): gemmMicro6x16x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (6, true, false): gemmMicro6x16x2fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (6, true, true): gemmMicro6x16x1fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (7, false, false): gemmMicro7x16x2(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (7, false, true): gemmMicro7x16x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (7, true, false): gemmMicro7x16x2fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (7, true, true): gemmMicro7x16x1fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    default: preconditionFailure("runTailKernel: \(rows) rows")
     }
 }
 

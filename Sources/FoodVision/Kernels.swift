@@ -113,22 +113,34 @@ func depthwiseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, 
     // Output columns whose whole k-wide window lies inside the input.
     let oxFirstInterior = min(ow, (padLeft + s - 1) / s)
     let oxEndInterior = w - k + padLeft < 0 ? oxFirstInterior : max(oxFirstInterior, min(ow, (w - k + padLeft) / s + 1))
+    // Output rows whose k input rows all exist.
+    let oyFirstInterior = min(oh, max(0, (padTop + s - 1) / s))
+    let oyEndInterior = h - k + padTop < 0 ? oyFirstInterior : max(oyFirstInterior, min(oh, (h - k + padTop) / s + 1))
+    let interiorColumns = oxEndInterior > oxFirstInterior
     for b in 0..<batch {
         let inImage = input + b * h * w * ch
         let outImage = output + b * oh * ow * ch
+        // Interior: one 16-channel chunk at a time down all rows, so the k input rows of that chunk stay in L1
+        // between output rows (row-major over all channels evicted them: every tap came from L2 k times).
+        if interiorColumns {
+            var c = 0
+            while c < c16 {
+                let bv = load16(bias + c)
+                for oy in oyFirstInterior..<oyEndInterior {
+                    let iy0 = oy * s - padTop
+                    depthwiseRow(kernel: k, stride: s, rows: inImage + iy0 * w * ch + c, rowStride: w * ch, ch: ch,
+                                 ixOffset: -padLeft, weights: weights + c, bias: bv,
+                                 oxStart: oxFirstInterior, oxEnd: oxEndInterior, relu6: relu6, out: outImage + oy * ow * ch + c)
+                }
+                c += 16
+            }
+        }
         for oy in 0..<oh {
             let iy0 = oy * s - padTop
             let kyLo = max(0, -iy0), kyHi = min(k, h - iy0)
             let outRow = outImage + oy * ow * ch
             var borderStart = 0
-            if kyLo == 0 && kyHi == k && oxEndInterior > oxFirstInterior {
-                var c = 0
-                while c < c16 {
-                    depthwiseRow(kernel: k, stride: s, rows: inImage + iy0 * w * ch + c, rowStride: w * ch, ch: ch,
-                                 ixOffset: -padLeft, weights: weights + c, bias: load16(bias + c),
-                                 oxStart: oxFirstInterior, oxEnd: oxEndInterior, relu6: relu6, out: outRow + c)
-                    c += 16
-                }
+            if oy >= oyFirstInterior && oy < oyEndInterior && interiorColumns {
                 if c16 < ch {
                     for ox in oxFirstInterior..<oxEndInterior {
                         depthwisePixelTail(inImage: inImage, w: w, ch: ch, weights: weights, bias: bias, k: k,
@@ -257,6 +269,19 @@ func denseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, widt
                 let ix0 = ox * s - padLeft
                 let kxLo = max(0, -ix0), kxHi = min(k, w - ix0)
                 let outP = output + ((b * oh + oy) * ow + ox) * cout
+                if cout % 32 == 0 && ix0 >= 0 && (ox + 7) * s - padLeft + k <= w && ox + 8 <= ow && kyLo == 0 && kyHi == k {
+                    // Eight outputs x 32 channels in 16 accumulators (the GEMM tile's shape): enough independent
+                    // chains to keep both FMA pipes busy; same products in the same order as the paths below.
+                    var co = 0
+                    while co < cout {
+                        denseTile8x32(pixels: inImage + (iy0 * w + ix0) * cin, pixelStride: s * cin, rowStride: w * cin,
+                                      cin: cin, kernel: k, weights: weights + co, cout: cout, bias: bias + co,
+                                      relu6: relu6, out: outP + co)
+                        co += 32
+                    }
+                    ox += 8
+                    continue
+                }
                 var co = 0
                 if ix0 >= 0 && (ox + 3) * s - padLeft + k <= w && ox + 4 <= ow && cout == c16 && kyLo == 0 && kyHi == k {
                     // Four outputs share each weight load; full window, so the tap loops have constant bounds.
@@ -313,6 +338,56 @@ func denseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, widt
             }
         }
     }
+}
+
+/// Eight stride-apart outputs x 32 output channels of a dense convolution whose windows lie inside the image:
+/// `pixels` is the top-left input pixel of the first window. Adds bias, then taps in (ky, kx, ci) order.
+@_transparent
+func denseTile8x32(pixels: UnsafePointer<Float>, pixelStride: Int, rowStride: Int, cin: Int, kernel k: Int,
+                   weights: UnsafePointer<Float>, cout: Int, bias: UnsafePointer<Float>, relu6: Bool,
+                   out: UnsafeMutablePointer<Float>) {
+    let b0 = load16(bias), b1 = load16(bias + 16)
+    var a0_0 = b0, a0_1 = b1
+    var a1_0 = b0, a1_1 = b1
+    var a2_0 = b0, a2_1 = b1
+    var a3_0 = b0, a3_1 = b1
+    var a4_0 = b0, a4_1 = b1
+    var a5_0 = b0, a5_1 = b1
+    var a6_0 = b0, a6_1 = b1
+    var a7_0 = b0, a7_1 = b1
+    for ky in 0..<k {
+        for kx in 0..<k {
+            let px = pixels + ky * rowStride + kx * cin
+            let wp = weights + ((ky * k + kx) * cin) * cout
+            for ci in 0..<cin {
+                let w0 = load16(wp + ci * cout), w1 = load16(wp + ci * cout + 16)
+                let x0 = SIMD16<Float>(repeating: px[0 * pixelStride + ci])
+                a0_0 += x0 * w0; a0_1 += x0 * w1
+                let x1 = SIMD16<Float>(repeating: px[1 * pixelStride + ci])
+                a1_0 += x1 * w0; a1_1 += x1 * w1
+                let x2 = SIMD16<Float>(repeating: px[2 * pixelStride + ci])
+                a2_0 += x2 * w0; a2_1 += x2 * w1
+                let x3 = SIMD16<Float>(repeating: px[3 * pixelStride + ci])
+                a3_0 += x3 * w0; a3_1 += x3 * w1
+                let x4 = SIMD16<Float>(repeating: px[4 * pixelStride + ci])
+                a4_0 += x4 * w0; a4_1 += x4 * w1
+                let x5 = SIMD16<Float>(repeating: px[5 * pixelStride + ci])
+                a5_0 += x5 * w0; a5_1 += x5 * w1
+                let x6 = SIMD16<Float>(repeating: px[6 * pixelStride + ci])
+                a6_0 += x6 * w0; a6_1 += x6 * w1
+                let x7 = SIMD16<Float>(repeating: px[7 * pixelStride + ci])
+                a7_0 += x7 * w0; a7_1 += x7 * w1
+            }
+        }
+    }
+    store16(relu6 ? clamp6(a0_0) : a0_0, out + 0 * cout); store16(relu6 ? clamp6(a0_1) : a0_1, out + 0 * cout + 16)
+    store16(relu6 ? clamp6(a1_0) : a1_0, out + 1 * cout); store16(relu6 ? clamp6(a1_1) : a1_1, out + 1 * cout + 16)
+    store16(relu6 ? clamp6(a2_0) : a2_0, out + 2 * cout); store16(relu6 ? clamp6(a2_1) : a2_1, out + 2 * cout + 16)
+    store16(relu6 ? clamp6(a3_0) : a3_0, out + 3 * cout); store16(relu6 ? clamp6(a3_1) : a3_1, out + 3 * cout + 16)
+    store16(relu6 ? clamp6(a4_0) : a4_0, out + 4 * cout); store16(relu6 ? clamp6(a4_1) : a4_1, out + 4 * cout + 16)
+    store16(relu6 ? clamp6(a5_0) : a5_0, out + 5 * cout); store16(relu6 ? clamp6(a5_1) : a5_1, out + 5 * cout + 16)
+    store16(relu6 ? clamp6(a6_0) : a6_0, out + 6 * cout); store16(relu6 ? clamp6(a6_1) : a6_1, out + 6 * cout + 16)
+    store16(relu6 ? clamp6(a7_0) : a7_0, out + 7 * cout); store16(relu6 ? clamp6(a7_1) : a7_1, out + 7 * cout + 16)
 }
 
 /// Mean over H x W for each image and channel: NHWC in, N x C out.

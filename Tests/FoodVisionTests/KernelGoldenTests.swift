@@ -16,7 +16,8 @@ import Testing
     /// and scalar paths, batch 1 and 2.
     @Test(arguments: [
         (1, 8, 8, 16, 3, 2), (1, 7, 9, 16, 3, 2), (2, 8, 8, 24, 5, 2), (1, 9, 7, 19, 5, 2), (2, 11, 12, 37, 3, 1),
-        (1, 6, 13, 32, 5, 1), (1, 1, 1, 8, 3, 1), (2, 2, 3, 48, 5, 2), (1, 14, 14, 40, 5, 1),
+        (1, 6, 13, 32, 5, 1), (1, 1, 1, 8, 3, 1), (2, 2, 3, 48, 5, 2), (1, 14, 14, 40, 5, 1), (2, 17, 15, 35, 5, 1),
+        (1, 30, 31, 48, 3, 2), (2, 5, 5, 32, 5, 1),
     ])
     func depthwiseMatchesNaive(_ c: (Int, Int, Int, Int, Int, Int)) {
         let (n, h, w, ch, k, s) = c
@@ -36,7 +37,9 @@ import Testing
     }
 
     /// The stem: 3x3 stride 2, 3 -> 32 channels, plus odd output-channel counts (SIMD tail).
-    @Test(arguments: [(1, 16, 16, 3, 32, 3, 2), (2, 9, 7, 3, 32, 3, 2), (1, 10, 11, 5, 21, 3, 1), (1, 8, 8, 2, 7, 5, 2)])
+    /// Maps wide enough for the 8-output x 32-channel interior tile (odd widths, batch 2, 64 channels) too.
+    @Test(arguments: [(1, 16, 16, 3, 32, 3, 2), (2, 9, 7, 3, 32, 3, 2), (1, 10, 11, 5, 21, 3, 1), (1, 8, 8, 2, 7, 5, 2),
+                      (1, 34, 40, 3, 32, 3, 2), (2, 19, 37, 3, 64, 3, 2), (1, 7, 29, 3, 32, 3, 2), (1, 12, 21, 4, 32, 3, 1)])
     func denseConvMatchesNaive(_ c: (Int, Int, Int, Int, Int, Int, Int)) {
         let (n, h, w, ci, co, k, s) = c
         var rng = TestRandom(seed: UInt64(h * w + ci * co + k))
@@ -55,7 +58,8 @@ import Testing
     @Test(arguments: GemmKernel.allCases)
     func pointwiseMatchesNaive(_ kernel: GemmKernel) {
         let shapes = [(1, 5, 7, 3, 33), (2, 3, 5, 17, 45), (1, 1, 1, 300, 7), (1, 13, 11, 96, 24), (1, 10, 10, 257, 40),
-                      (2, 4, 4, 64, 64), (1, 7, 7, 320, 128), (1, 9, 9, 32, 16), (1, 5, 6, 48, 80), (1, 1, 1, 1280, 1000), (1, 14, 14, 112, 672), (1, 3, 5, 20, 48)]
+                      (2, 4, 4, 64, 64), (1, 7, 7, 320, 128), (1, 9, 9, 32, 16), (1, 5, 6, 48, 80), (1, 1, 1, 1280, 1000), (1, 14, 14, 112, 672), (1, 3, 5, 20, 48),
+                      (1, 1, 9, 24, 40), (1, 1, 10, 24, 40), (2, 1, 7, 24, 48), (1, 7, 7, 600, 48)]
         var rng = TestRandom(seed: 42)
         for (n, h, w, ci, co) in shapes {
             let x = Tensor(batch: n, height: h, width: w, channels: ci, values: rng.floats(n * h * w * ci))
