@@ -46,9 +46,10 @@ public func samePadding(inputSize n: Int, kernel k: Int, stride s: Int) -> (outp
 /// `weights` is `[k][k][C]` (channel fastest), `bias` has C values.
 ///
 /// Interior output pixels run in generated row kernels (weights in registers); borders take a
-/// bounds-checked path. When `paddedScratch` is given (room for one padded image,
-/// `depthwisePaddedCount`), each image is first copied into a zero border so every output takes the
-/// unrolled interior path: worth it for small maps (7x7, 14x14) where most outputs touch a border.
+/// bounds-checked path. When `paddedScratch` is given (room for `depthwisePaddedCount` floats), each
+/// 16-channel chunk of an image is first copied into a zero-bordered one-chunk scratch, so every output
+/// takes the unrolled path: worth it for small maps (7x7, 14x14) where most outputs touch a border. The
+/// scratch (at most 32 x 32 x 16 floats) stays in L1/L2, unlike a padded copy of all channels.
 /// Both ways add the same products in the same order, so results are identical.
 func depthwiseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
                    weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, kernel k: Int, stride s: Int,
@@ -61,27 +62,46 @@ func depthwiseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width
                           relu6: relu6, output: output)
         return
     }
-    let ph = h + padTop + padBottom, pw = w + padLeft + padRight
+    let pw = w + padLeft + padRight
+    let c16 = ch / 16 * 16, c8 = c16 + (ch - c16) / 8 * 8
+    // The border stays zero; each chunk overwrites only the interior.
+    scratch.initialize(repeating: 0, count: (h + padTop + padBottom) * pw * 16)
     for b in 0..<batch {
         let src = input + b * h * w * ch
-        scratch.initialize(repeating: 0, count: padTop * pw * ch)
-        for y in 0..<h {
-            let row = scratch + (y + padTop) * pw * ch
-            row.initialize(repeating: 0, count: padLeft * ch)
-            (row + padLeft * ch).update(from: src + y * w * ch, count: w * ch)
-            (row + (padLeft + w) * ch).initialize(repeating: 0, count: padRight * ch)
+        let dst = output + b * oh * ow * ch
+        var c = 0
+        while c < c16 {
+            for y in 0..<h {
+                let from = src + y * w * ch + c
+                let to = scratch + ((y + padTop) * pw + padLeft) * 16
+                for x in 0..<w { store16(load16(from + x * ch), to + x * 16) }
+            }
+            let bv = load16(bias + c)
+            for oy in 0..<oh {
+                depthwiseRow(kernel: k, stride: s, rows: scratch + oy * s * pw * 16, rowStride: pw * 16, inCh: 16, ch: ch,
+                             ixOffset: 0, weights: weights + c, bias: bv, oxStart: 0, oxEnd: ow, relu6: relu6,
+                             out: dst + oy * ow * ch + c)
+            }
+            c += 16
         }
-        (scratch + (padTop + h) * pw * ch).initialize(repeating: 0, count: padBottom * pw * ch)
-        depthwiseDispatch(input: scratch, batch: 1, height: ph, width: pw, channels: ch, weights: weights, bias: bias,
-                          kernel: k, stride: s, padTop: 0, padLeft: 0, outHeight: oh, outWidth: ow,
-                          relu6: relu6, output: output + b * oh * ow * ch)
+        if c16 < ch {
+            for oy in 0..<oh {
+                let iy0 = oy * s - padTop
+                for ox in 0..<ow {
+                    let ix0 = ox * s - padLeft
+                    depthwisePixelTail(inImage: src, w: w, ch: ch, weights: weights, bias: bias, k: k, iy0: iy0, ix0: ix0,
+                                       kyLo: max(0, -iy0), kyHi: min(k, h - iy0), kxLo: max(0, -ix0), kxHi: min(k, w - ix0),
+                                       from: c16, c8: c8, relu6: relu6, out: dst + (oy * ow + ox) * ch)
+                }
+            }
+        }
     }
 }
 
-/// Floats needed by `depthwiseConv`'s padded path for one image.
+/// Floats needed by `depthwiseConv`'s padded path (one zero-bordered 16-channel chunk of one image).
 func depthwisePaddedCount(height h: Int, width w: Int, channels ch: Int, kernel k: Int, stride s: Int) -> Int {
     let v = samePadding(inputSize: h, kernel: k, stride: s), u = samePadding(inputSize: w, kernel: k, stride: s)
-    return (h + v.before + v.after) * (w + u.before + u.after) * ch
+    return (h + v.before + v.after) * (w + u.before + u.after) * 16
 }
 
 func depthwiseDispatch(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, channels ch: Int,
@@ -128,7 +148,7 @@ func depthwiseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, 
                 let bv = load16(bias + c)
                 for oy in oyFirstInterior..<oyEndInterior {
                     let iy0 = oy * s - padTop
-                    depthwiseRow(kernel: k, stride: s, rows: inImage + iy0 * w * ch + c, rowStride: w * ch, ch: ch,
+                    depthwiseRow(kernel: k, stride: s, rows: inImage + iy0 * w * ch + c, rowStride: w * ch, inCh: ch, ch: ch,
                                  ixOffset: -padLeft, weights: weights + c, bias: bv,
                                  oxStart: oxFirstInterior, oxEnd: oxEndInterior, relu6: relu6, out: outImage + oy * ow * ch + c)
                 }
@@ -166,20 +186,20 @@ func depthwiseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, 
 
 /// The generated row kernel for (k, stride), or a plain loop for other shapes.
 @_transparent
-func depthwiseRow(kernel k: Int, stride s: Int, rows: UnsafePointer<Float>, rowStride: Int, ch: Int, ixOffset: Int,
+func depthwiseRow(kernel k: Int, stride s: Int, rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: Int, ixOffset: Int,
                   weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int, relu6: Bool,
                   out: UnsafeMutablePointer<Float>) {
     switch (k, s) {
-    case (3, 1): depthwiseRow3s1(rows: rows, rowStride: rowStride, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
-    case (3, 2): depthwiseRow3s2(rows: rows, rowStride: rowStride, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
-    case (5, 1): depthwiseRow5s1(rows: rows, rowStride: rowStride, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
-    case (5, 2): depthwiseRow5s2(rows: rows, rowStride: rowStride, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
+    case (3, 1): depthwiseRow3s1(rows: rows, rowStride: rowStride, inCh: inCh, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
+    case (3, 2): depthwiseRow3s2(rows: rows, rowStride: rowStride, inCh: inCh, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
+    case (5, 1): depthwiseRow5s1(rows: rows, rowStride: rowStride, inCh: inCh, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
+    case (5, 2): depthwiseRow5s2(rows: rows, rowStride: rowStride, inCh: inCh, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
     default:
         for ox in oxStart..<oxEnd {
             var acc = bias
-            let base = rows + (ox * s + ixOffset) * ch
+            let base = rows + (ox * s + ixOffset) * inCh
             for ky in 0..<k {
-                for kx in 0..<k { acc += load16(base + ky * rowStride + kx * ch) * load16(weights + (ky * k + kx) * ch) }
+                for kx in 0..<k { acc += load16(base + ky * rowStride + kx * inCh) * load16(weights + (ky * k + kx) * ch) }
             }
             store16(relu6 ? clamp6(acc) : acc, out + ox * ch)
         }
@@ -211,7 +231,7 @@ private func depthwisePixel(inImage: UnsafePointer<Float>, w: Int, ch: Int, weig
 
 /// Channels `from..<ch` of one depthwise output pixel: SIMD8 chunks, then scalars.
 @inline(__always)
-private func depthwisePixelTail(inImage: UnsafePointer<Float>, w: Int, ch: Int, weights: UnsafePointer<Float>,
+func depthwisePixelTail(inImage: UnsafePointer<Float>, w: Int, ch: Int, weights: UnsafePointer<Float>,
                                 bias: UnsafePointer<Float>, k: Int, iy0: Int, ix0: Int,
                                 kyLo: Int, kyHi: Int, kxLo: Int, kxHi: Int, from: Int, c8: Int, relu6: Bool, out: UnsafeMutablePointer<Float>) {
     var c = from
