@@ -34,6 +34,7 @@ for mr, lanes, nv, fma in [v + (False,) for v in VARIANTS] + [v + (True,) for v 
     w(f"                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,")
     w(f"                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {{")
     w(f"    typealias V = {V}")
+    prefetch = lanes == 16 and mr >= 4
     for r in range(mr):
         w("    var " + ", ".join(f"c{r}_{v}: V" for v in range(nv)))
     w("    if let bias {")
@@ -47,10 +48,15 @@ for mr, lanes, nv, fma in [v + (False,) for v in VARIANTS] + [v + (True,) for v 
     w("    }")
     for r in range(mr):
         w(f"    let a{r} = a + {r} * lda")
+    if prefetch:
+        w("    let pf = gemmPrefetchDistance")
     w("    var bp = b")
     w("    for k in 0..<kc {")
     for v in range(nv):
         w(f"        let b{v} = UnsafeRawPointer(bp + {v * lanes}).loadUnaligned(as: V.self)")
+    if prefetch:
+        for v in range(nv):
+            w(f"        prefetchForRead(bp + pf + {v * lanes})")
     for r in range(mr):
         w(f"        let x{r} = V(repeating: a{r}[k])")
         if fma:

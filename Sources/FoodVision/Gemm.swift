@@ -127,7 +127,7 @@ struct PackedGemmWeights: @unchecked Sendable {
 ///
 /// Blocked for the caches: K in blocks of 512 (a packed B block of 512x32 floats is 64 KB; 256 and the whole K measured the same within noise),
 /// rows in blocks of 96 that are swept across all column panels while they stay in L2; ragged edges go
-/// through a small scratch tile (columns) or one-row kernels (the last rows, and M = 1 for a classifier).
+/// through a small scratch tile (columns), 4- to 7-row kernels (the last rows) or one-row kernels (M < 4: a classifier).
 func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeights,
           c: UnsafeMutablePointer<Float>, ldc: Int, relu6: Bool,
           residual: UnsafePointer<Float>?, ldr: Int) {
@@ -266,3 +266,8 @@ private func runMicroKernel(_ kernel: GemmKernel, half: Bool, kc: Int, a: Unsafe
     case (.tile8x32fma, true): gemmMicro8x16x1fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
     }
 }
+
+/// How far ahead (in floats) the AVX-512 GEMM kernels prefetch their packed weight panel: the first row tile of
+/// each panel streams it from L3 (the 7x7 layers' weights are read once per forward and are cold).
+/// `FOODMOMENT_GEMM_PREFETCH` overrides it (for measuring).
+let gemmPrefetchDistance: Int = ProcessInfo.processInfo.environment["FOODMOMENT_GEMM_PREFETCH"].flatMap { Int($0) } ?? 2048

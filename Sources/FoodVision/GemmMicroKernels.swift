@@ -43,10 +43,13 @@ func gemmMicro8x16x2(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointe
     let a5 = a + 5 * lda
     let a6 = a + 6 * lda
     let a7 = a + 7 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
         let b1 = UnsafeRawPointer(bp + 16).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
+        prefetchForRead(bp + pf + 16)
         let x0 = V(repeating: a0[k])
         c0_0 += x0 * b0; c0_1 += x0 * b1
         let x1 = V(repeating: a1[k])
@@ -138,9 +141,11 @@ func gemmMicro8x16x1(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointe
     let a5 = a + 5 * lda
     let a6 = a + 6 * lda
     let a7 = a + 7 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
         let x0 = V(repeating: a0[k])
         c0_0 += x0 * b0
         let x1 = V(repeating: a1[k])
@@ -281,10 +286,13 @@ func gemmMicro4x16x2(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointe
     let a1 = a + 1 * lda
     let a2 = a + 2 * lda
     let a3 = a + 3 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
         let b1 = UnsafeRawPointer(bp + 16).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
+        prefetchForRead(bp + pf + 16)
         let x0 = V(repeating: a0[k])
         c0_0 += x0 * b0; c0_1 += x0 * b1
         let x1 = V(repeating: a1[k])
@@ -340,9 +348,11 @@ func gemmMicro4x16x1(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointe
     let a1 = a + 1 * lda
     let a2 = a + 2 * lda
     let a3 = a + 3 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
         let x0 = V(repeating: a0[k])
         c0_0 += x0 * b0
         let x1 = V(repeating: a1[k])
@@ -403,10 +413,13 @@ func gemmMicro5x16x2(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointe
     let a2 = a + 2 * lda
     let a3 = a + 3 * lda
     let a4 = a + 4 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
         let b1 = UnsafeRawPointer(bp + 16).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
+        prefetchForRead(bp + pf + 16)
         let x0 = V(repeating: a0[k])
         c0_0 += x0 * b0; c0_1 += x0 * b1
         let x1 = V(repeating: a1[k])
@@ -471,9 +484,11 @@ func gemmMicro5x16x1(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointe
     let a2 = a + 2 * lda
     let a3 = a + 3 * lda
     let a4 = a + 4 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
         let x0 = V(repeating: a0[k])
         c0_0 += x0 * b0
         let x1 = V(repeating: a1[k])
@@ -543,10 +558,13 @@ func gemmMicro6x16x2(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointe
     let a3 = a + 3 * lda
     let a4 = a + 4 * lda
     let a5 = a + 5 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
         let b1 = UnsafeRawPointer(bp + 16).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
+        prefetchForRead(bp + pf + 16)
         let x0 = V(repeating: a0[k])
         c0_0 += x0 * b0; c0_1 += x0 * b1
         let x1 = V(repeating: a1[k])
@@ -620,9 +638,11 @@ func gemmMicro6x16x1(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointe
     let a3 = a + 3 * lda
     let a4 = a + 4 * lda
     let a5 = a + 5 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
         let x0 = V(repeating: a0[k])
         c0_0 += x0 * b0
         let x1 = V(repeating: a1[k])
@@ -701,10 +721,13 @@ func gemmMicro7x16x2(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointe
     let a4 = a + 4 * lda
     let a5 = a + 5 * lda
     let a6 = a + 6 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
         let b1 = UnsafeRawPointer(bp + 16).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
+        prefetchForRead(bp + pf + 16)
         let x0 = V(repeating: a0[k])
         c0_0 += x0 * b0; c0_1 += x0 * b1
         let x1 = V(repeating: a1[k])
@@ -787,9 +810,11 @@ func gemmMicro7x16x1(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointe
     let a4 = a + 4 * lda
     let a5 = a + 5 * lda
     let a6 = a + 6 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
         let x0 = V(repeating: a0[k])
         c0_0 += x0 * b0
         let x1 = V(repeating: a1[k])
@@ -1313,10 +1338,13 @@ func gemmMicro8x16x2fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePoi
     let a5 = a + 5 * lda
     let a6 = a + 6 * lda
     let a7 = a + 7 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
         let b1 = UnsafeRawPointer(bp + 16).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
+        prefetchForRead(bp + pf + 16)
         let x0 = V(repeating: a0[k])
         c0_0.addProduct(x0, b0); c0_1.addProduct(x0, b1)
         let x1 = V(repeating: a1[k])
@@ -1408,9 +1436,11 @@ func gemmMicro8x16x1fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePoi
     let a5 = a + 5 * lda
     let a6 = a + 6 * lda
     let a7 = a + 7 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
         let x0 = V(repeating: a0[k])
         c0_0.addProduct(x0, b0)
         let x1 = V(repeating: a1[k])
@@ -1551,10 +1581,13 @@ func gemmMicro4x16x2fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePoi
     let a1 = a + 1 * lda
     let a2 = a + 2 * lda
     let a3 = a + 3 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
         let b1 = UnsafeRawPointer(bp + 16).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
+        prefetchForRead(bp + pf + 16)
         let x0 = V(repeating: a0[k])
         c0_0.addProduct(x0, b0); c0_1.addProduct(x0, b1)
         let x1 = V(repeating: a1[k])
@@ -1610,9 +1643,11 @@ func gemmMicro4x16x1fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePoi
     let a1 = a + 1 * lda
     let a2 = a + 2 * lda
     let a3 = a + 3 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
         let x0 = V(repeating: a0[k])
         c0_0.addProduct(x0, b0)
         let x1 = V(repeating: a1[k])
@@ -1673,10 +1708,13 @@ func gemmMicro5x16x2fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePoi
     let a2 = a + 2 * lda
     let a3 = a + 3 * lda
     let a4 = a + 4 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
         let b1 = UnsafeRawPointer(bp + 16).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
+        prefetchForRead(bp + pf + 16)
         let x0 = V(repeating: a0[k])
         c0_0.addProduct(x0, b0); c0_1.addProduct(x0, b1)
         let x1 = V(repeating: a1[k])
@@ -1741,9 +1779,11 @@ func gemmMicro5x16x1fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePoi
     let a2 = a + 2 * lda
     let a3 = a + 3 * lda
     let a4 = a + 4 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
         let x0 = V(repeating: a0[k])
         c0_0.addProduct(x0, b0)
         let x1 = V(repeating: a1[k])
@@ -1813,10 +1853,13 @@ func gemmMicro6x16x2fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePoi
     let a3 = a + 3 * lda
     let a4 = a + 4 * lda
     let a5 = a + 5 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
         let b1 = UnsafeRawPointer(bp + 16).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
+        prefetchForRead(bp + pf + 16)
         let x0 = V(repeating: a0[k])
         c0_0.addProduct(x0, b0); c0_1.addProduct(x0, b1)
         let x1 = V(repeating: a1[k])
@@ -1890,9 +1933,11 @@ func gemmMicro6x16x1fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePoi
     let a3 = a + 3 * lda
     let a4 = a + 4 * lda
     let a5 = a + 5 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
         let x0 = V(repeating: a0[k])
         c0_0.addProduct(x0, b0)
         let x1 = V(repeating: a1[k])
@@ -1971,10 +2016,13 @@ func gemmMicro7x16x2fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePoi
     let a4 = a + 4 * lda
     let a5 = a + 5 * lda
     let a6 = a + 6 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
         let b1 = UnsafeRawPointer(bp + 16).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
+        prefetchForRead(bp + pf + 16)
         let x0 = V(repeating: a0[k])
         c0_0.addProduct(x0, b0); c0_1.addProduct(x0, b1)
         let x1 = V(repeating: a1[k])
@@ -2057,9 +2105,11 @@ func gemmMicro7x16x1fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePoi
     let a4 = a + 4 * lda
     let a5 = a + 5 * lda
     let a6 = a + 6 * lda
+    let pf = gemmPrefetchDistance
     var bp = b
     for k in 0..<kc {
         let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        prefetchForRead(bp + pf + 0)
         let x0 = V(repeating: a0[k])
         c0_0.addProduct(x0, b0)
         let x1 = V(repeating: a1[k])

@@ -433,3 +433,13 @@ func globalAveragePool(input: UnsafePointer<Float>, batch: Int, pixels: Int, cha
         }
     }
 }
+
+/// LLVM's prefetch intrinsic (Swift has no prefetch of its own): read, keep in all cache levels, data cache.
+/// A hint only; addresses past the end of a buffer are allowed and never fault.
+@_silgen_name("llvm.prefetch.p0")
+func llvmPrefetch(_ address: UnsafeRawPointer, _ readWrite: Int32, _ locality: Int32, _ cacheType: Int32)
+
+@_transparent func prefetchForRead(_ p: UnsafePointer<Float>) {
+    llvmPrefetch(UnsafeRawPointer(p), 0, 3, 1)
+}
+
