@@ -260,9 +260,13 @@ public final class EfficientNetLite0: @unchecked Sendable {
         !b.depthwise.usesPaddedCopy(height: height)
     }
 
+    /// Floats of expanded input rows per band. 64 K was slower, 192 K and 256 K within noise of 128 K
+    /// (`bench --layers --per-layer`); `FOODMOMENT_BAND_FLOATS` overrides it for such measurements.
+    static let bandFloats = ProcessInfo.processInfo.environment["FOODMOMENT_BAND_FLOATS"].flatMap { Int($0) } ?? 128 * 1024
+
     /// Output rows per band: enough that the band's input rows fill about 512 KB.
     static func bandOutputRows(_ b: Block, width: Int) -> Int {
-        let rowsIn = max(b.depthwise.kernel, (128 * 1024) / max(1, width * b.depthwise.channels))
+        let rowsIn = max(b.depthwise.kernel, bandFloats / max(1, width * b.depthwise.channels))
         return max(1, (rowsIn - b.depthwise.kernel) / b.depthwise.stride + 1)
     }
 
