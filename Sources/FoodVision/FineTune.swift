@@ -227,6 +227,7 @@ public enum TopFineTuner {
         ws.correct = correct
         guard grads else { return }
         // dW[o][i] = sum_r dZ[r][o] X[r][i]: A = dZ^T (cout x rows), "weights" [cin][rows] = X^T.
+        if ws.xT.count != rows * cin { ws.xT = [Float](repeating: 0, count: rows * cin) }
         ws.xT.withUnsafeMutableBufferPointer { t in
             for r in 0..<rows { for i in 0..<cin { t[i * rows + r] = ws.x[r * cin + i] } }
         }
@@ -336,6 +337,7 @@ public enum TopFineTuner {
         for epoch in 1...o.maxEpochs {
             let started = ContinuousClock.now
             rng.shuffle(&order)
+            let epochOrder = order
             let mirror = order.map { _ in o.mirrorCells && Bool.random(using: &rng) }
             var epochLoss = 0.0, epochCorrect = 0
             var start = 0
@@ -346,11 +348,12 @@ public enum TopFineTuner {
                 let params = p
                 let parts = (n + partSize - 1) / partSize
                 let scale = 1 / Float(n)
+                let first = start, last = end
                 DispatchQueue.concurrentPerform(iterations: parts) { w in
                     let ws = workspaces[w]
-                    let lo = start + w * partSize, hi = min(lo + partSize, end)
-                    gather(set, indices: order[lo..<hi], mirror: mirror[lo..<hi], width: gridWidth, into: ws)
-                    run(ws: ws, n: hi - lo, labels: ArraySlice(order[lo..<hi].map { set.labels[$0] }), cells: set.cells, cin: cin,
+                    let lo = first + w * partSize, hi = min(lo + partSize, last)
+                    gather(set, indices: epochOrder[lo..<hi], mirror: mirror[lo..<hi], width: gridWidth, into: ws)
+                    run(ws: ws, n: hi - lo, labels: ArraySlice(epochOrder[lo..<hi].map { set.labels[$0] }), cells: set.cells, cin: cin,
                         cout: cout, classes: k, packed: packed, p: params, mean: head.featureMean, scale: head.featureScale,
                         smoothing: o.labelSmoothing, gradScale: scale)
                 }
@@ -372,8 +375,8 @@ public enum TopFineTuner {
                 start = end
             }
             let held = evaluate(set, indices: holdOut, p: p, top: top, head: head, workspaces: workspaces)
-            let seconds = Double((ContinuousClock.now - started).components.attoseconds) / 1e18
-                + Double((ContinuousClock.now - started).components.seconds)
+            let elapsed = (ContinuousClock.now - started).components
+            let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
             report.epochs = epoch
             report.trainLoss.append(Float(epochLoss / Double(order.count)))
             report.trainAccuracy.append(Float(epochCorrect) / Float(order.count))
