@@ -20,6 +20,9 @@ public struct TopFineTuneOptions: Sendable, Codable, Equatable {
     public var patience = 3
     /// Mirror a view's cells left-right at random each time it is used (cheap extra augmentation).
     public var mirrorCells = true
+    /// When below the grid's side, each view is pooled over a random square-ish window of at least this many
+    /// cells per side (7 = the whole 7 × 7 grid, no cropping): a crop augmentation at the cell level.
+    public var minWindowCells = 7
     public var threads = 2
     public var seed: UInt64 = 1
 
@@ -154,12 +157,21 @@ public enum TopFineTuner {
         deinit { x.deallocate(); a.deallocate(); dzT.deallocate() }
     }
 
+    /// The cells of a view that are pooled (a window of the grid); nil = all.
+    struct CellWindow: Sendable {
+        var y0: Int, x0: Int, h: Int, w: Int
+        func contains(_ cell: Int, gridWidth: Int) -> Bool {
+            let y = cell / gridWidth, x = cell % gridWidth
+            return y >= y0 && y < y0 + h && x >= x0 && x < x0 + w
+        }
+    }
+
     /// Loss (cross-entropy with `smoothing`) and, when `gradScale` is non-nil, the gradients (times `gradScale`)
     /// of `n` views already gathered into `ws.x` (`n * cells * cin`). Writes `ws.loss` (sum), `ws.correct` and,
     /// when asked, `ws.gW`, `gB`, `gHW`, `gHB` (overwritten, not accumulated).
     static func run(ws: Workspace, n: Int, labels: ArraySlice<Int>, cells: Int, cin: Int, cout: Int, classes k: Int,
                     packed: PackedGemmWeights, p: Parameters, mean: [Float], scale: [Float], smoothing: Float,
-                    gradScale: Float?) {
+                    gradScale: Float?, windows: ArraySlice<CellWindow>? = nil, gridWidth: Int = 1) {
         let rows = n * cells
         gemm(m: rows, a: ws.x, lda: cin, weights: packed, c: ws.a, ldc: cout, relu6: true, residual: nil, ldr: cout)
         var loss = 0.0, correct = 0
@@ -171,11 +183,15 @@ public enum TopFineTuner {
             for i in ws.gHB.indices { ws.gHB[i] = 0 }
             for i in ws.gB.indices { ws.gB[i] = 0 }
         }
-        let inv = 1 / Float(cells)
         for v in 0..<n {
             let av = ws.a + v * cells * cout
+            let window = windows.map { $0[$0.startIndex + v] }
+            let pooled = window.map { $0.h * $0.w } ?? cells
+            let inv = 1 / Float(pooled)
             for j in 0..<cout { e[j] = 0 }
-            for c in 0..<cells { for j in 0..<cout { e[j] += av[c * cout + j] } }
+            for c in 0..<cells where window?.contains(c, gridWidth: gridWidth) ?? true {
+                for j in 0..<cout { e[j] += av[c * cout + j] }
+            }
             for j in 0..<cout { xs[j] = (e[j] * inv - mean[j]) * scale[j] }
             var best = 0
             p.hw.withUnsafeBufferPointer { hw in
@@ -215,9 +231,10 @@ public enum TopFineTuner {
             for j in 0..<cout { de[j] *= scale[j] * inv }
             for c in 0..<cells {
                 let r = v * cells + c
+                let inside = window?.contains(c, gridWidth: gridWidth) ?? true
                 for j in 0..<cout {
                     let a = av[c * cout + j]
-                    let g = a > 0 && a < 6 ? de[j] : 0
+                    let g = inside && a > 0 && a < 6 ? de[j] : 0
                     ws.dzT[j * rows + r] = g
                     ws.gB[j] += g
                 }
@@ -339,6 +356,13 @@ public enum TopFineTuner {
             rng.shuffle(&order)
             let epochOrder = order
             let mirror = order.map { _ in o.mirrorCells && Bool.random(using: &rng) }
+            let gridHeight = set.cells / gridWidth
+            let windows: [CellWindow]? = o.minWindowCells >= min(gridWidth, gridHeight) ? nil : order.map { _ in
+                let h = Int.random(in: max(1, o.minWindowCells)...gridHeight, using: &rng)
+                let w = Int.random(in: max(1, o.minWindowCells)...gridWidth, using: &rng)
+                return CellWindow(y0: Int.random(in: 0...(gridHeight - h), using: &rng), x0: Int.random(in: 0...(gridWidth - w), using: &rng),
+                                  h: h, w: w)
+            }
             var epochLoss = 0.0, epochCorrect = 0
             var start = 0
             while start < order.count {
@@ -355,7 +379,7 @@ public enum TopFineTuner {
                     gather(set, indices: epochOrder[lo..<hi], mirror: mirror[lo..<hi], width: gridWidth, into: ws)
                     run(ws: ws, n: hi - lo, labels: ArraySlice(epochOrder[lo..<hi].map { set.labels[$0] }), cells: set.cells, cin: cin,
                         cout: cout, classes: k, packed: packed, p: params, mean: head.featureMean, scale: head.featureScale,
-                        smoothing: o.labelSmoothing, gradScale: scale)
+                        smoothing: o.labelSmoothing, gradScale: scale, windows: windows?[lo..<hi], gridWidth: gridWidth)
                 }
                 var gW = workspaces[0].gW, gB = workspaces[0].gB, gHW = workspaces[0].gHW, gHB = workspaces[0].gHB
                 epochLoss += workspaces[0].loss; epochCorrect += workspaces[0].correct

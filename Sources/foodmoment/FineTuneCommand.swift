@@ -37,6 +37,7 @@ struct FineTuneCommand: AsyncParsableCommand {
     @Option(help: "L2 on the softmax head's weights.") var headL2: Float = 0.01
     @Option(help: "Label smoothing.") var labelSmoothing: Float = 0.1
     @Option(help: "Epochs without a better held-out loss before stopping.") var patience = 3
+    @Option(help: "Pool each training view over a random window of at least this many cells per side (7 = whole grid).") var minWindowCells = 7
     @Option(help: "Random seed (augmentation, split, training); the split matches `train --seed`.") var seed: UInt64 = 1
     @Option(help: "Block-output cache (a /tmp file, ~1.5 GB): reused when it matches, written otherwise.") var cache: String?
     @Flag(help: "Measure the starting point and the split, do not train or write anything.") var dryRun = false
@@ -99,6 +100,7 @@ struct FineTuneCommand: AsyncParsableCommand {
         options.headL2 = headL2
         options.labelSmoothing = labelSmoothing
         options.patience = patience
+        options.minWindowCells = minWindowCells
         options.threads = threads
         options.seed = seed
         Output.note("finetune: \(trainViews.count) training views, \(holdViews.count) held-out views (\(held.count) photos)")
@@ -120,8 +122,8 @@ struct FineTuneCommand: AsyncParsableCommand {
             return
         }
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let note = String(format: "foodmoment finetune --views %d --epochs %d --learning-rate %g --head-learning-rate %g --weight-decay %g --label-smoothing %g --seed %llu; held-out view accuracy %.4f (linear head %.4f)",
-                          views, epochs, learningRate, headLearningRate, weightDecay, labelSmoothing, seed,
+        let note = String(format: "foodmoment finetune --views %d --epochs %d --learning-rate %g --head-learning-rate %g --weight-decay %g --label-smoothing %g --min-window-cells %d --seed %llu; held-out view accuracy %.4f (linear head %.4f)",
+                          views, epochs, learningRate, headLearningRate, weightDecay, labelSmoothing, minWindowCells, seed,
                           report.holdOutAccuracy, report.initialHoldOutAccuracy)
         try top.save(directory: out, note: note)
         try tuned.save(to: out + "/head.json")
