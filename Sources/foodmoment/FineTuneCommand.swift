@@ -52,9 +52,20 @@ struct FineTuneCommand: AsyncParsableCommand {
         if views < 1 || threads < 1 || epochs < 1 || batchSize < 1 { throw ValidationError("--views, --threads, --epochs and --batch-size must be at least 1") }
     }
 
+    func modified(_ path: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+    }
+
     func run() async throws {
         var samples = try TrainingSet.folders(data)
         for file in detection { samples += TrainingSet.detectionCrops(try DetectionRecord.load(jsonl: file)) }
+        // finetune starts from a linear head (train's output). A food-top written after head.json means head.json is
+        // the output of an earlier finetune: starting from it would fit the same photos twice.
+        let headDir = (head as NSString).deletingLastPathComponent
+        let topPath = headDir + "/" + FoodTop.manifestFileName
+        if let topDate = modified(topPath), let headDate = modified(head), topDate >= headDate {
+            throw ValidationError("\(head) was written by an earlier finetune (\(topPath) is newer); run `foodmoment train` first to get the linear head")
+        }
         let linear = try SoftmaxHead.load(from: head)
         let classes = Array(Set(samples.map(\.label))).sorted()
         guard classes == linear.classes else {
@@ -125,8 +136,9 @@ struct FineTuneCommand: AsyncParsableCommand {
         let note = String(format: "foodmoment finetune --views %d --epochs %d --learning-rate %g --head-learning-rate %g --weight-decay %g --label-smoothing %g --min-window-cells %d --seed %llu; held-out view accuracy %.4f (linear head %.4f)",
                           views, epochs, learningRate, headLearningRate, weightDecay, labelSmoothing, minWindowCells, seed,
                           report.holdOutAccuracy, report.initialHoldOutAccuracy)
-        try top.save(directory: out, note: note)
+        // The head first, then the top: a food-top newer than head.json marks a fine-tuned head (see `run`).
         try tuned.save(to: out + "/head.json")
+        try top.save(directory: out, note: note)
         // The fine-tuning figures join the linear head's report.
         let reportPath = out + "/training-report.json"
         var object = (FileManager.default.contents(atPath: reportPath)
