@@ -80,7 +80,7 @@ public final class BlockOutputSet: @unchecked Sendable {
     /// Writes `[u32 count][u32 cells][u32 channels][labels as i32][values f32]` (little-endian hosts only).
     public func write(to path: String) throws(FoodVisionError) {
         guard let fh = FileHandle(forWritingAtPath: path) ?? {
-            FileManager.default.createFile(atPath: path, contents: nil)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
             return FileHandle(forWritingAtPath: path)
         }() else { throw .io(path: path, reason: "cannot open for writing") }
         defer { try? fh.close() }
