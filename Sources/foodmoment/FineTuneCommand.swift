@@ -29,15 +29,15 @@ struct FineTuneCommand: AsyncParsableCommand {
     @Option(help: "Output folder.") var out: String = "models/food-head"
     @Option(help: "Strong views per photo.") var views = 4
     @Option(help: "Threads (extraction and training).") var threads = ProcessInfo.processInfo.activeProcessorCount
-    @Option(help: "Maximum epochs.") var epochs = 12
+    @Option(help: "Maximum epochs.") var epochs = 20
     @Option(help: "Views per Adam step.") var batchSize = 64
-    @Option(help: "Adam step size of the head conv.") var learningRate: Float = 3e-5
+    @Option(help: "Adam step size of the head conv.") var learningRate: Float = 1e-4
     @Option(help: "Adam step size of the softmax head.") var headLearningRate: Float = 1e-4
     @Option(help: "L2 pull of the head conv toward the ImageNet weights.") var weightDecay: Float = 1e-3
     @Option(help: "L2 on the softmax head's weights.") var headL2: Float = 0.01
-    @Option(help: "Label smoothing.") var labelSmoothing: Float = 0.1
-    @Option(help: "Epochs without a better held-out loss before stopping.") var patience = 3
-    @Option(help: "Pool each training view over a random window of at least this many cells per side (7 = whole grid).") var minWindowCells = 7
+    @Option(help: "Label smoothing (0.1 made the held-out loss worse).") var labelSmoothing: Float = 0
+    @Option(help: "Epochs without a better held-out loss before stopping.") var patience = 4
+    @Option(help: "Pool each training view over a random window of at least this many cells per side (7 = whole grid).") var minWindowCells = 2
     @Option(help: "Random seed (augmentation, split, training); the split matches `train --seed`.") var seed: UInt64 = 1
     @Option(help: "Block-output cache (a /tmp file, ~1.5 GB): reused when it matches, written otherwise.") var cache: String?
     @Flag(help: "Measure the starting point and the split, do not train or write anything.") var dryRun = false
