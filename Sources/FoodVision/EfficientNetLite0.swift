@@ -9,6 +9,9 @@ public struct BackboneOutput: Sendable {
     public var logits: [Float]
     /// The last feature map (7 x 7 x 1280 at 224 x 224 input), when asked for (class activation maps).
     public var featureMap: FloatImage?
+    /// The last MBConv block's output (7 x 7 x 320 at 224 x 224 input), the input of the head conv, when asked
+    /// for (a fine-tuned top, `FoodTop`, runs its own head conv on it).
+    public var blockOutput: FloatImage? = nil
 }
 
 /// One ranked class.
@@ -310,18 +313,20 @@ public final class EfficientNetLite0: @unchecked Sendable {
 
     /// Runs a batch of preprocessed images (HWC, 3 channels, all the same size; 224 x 224 for the
     /// ImageNet-calibrated features) and returns one output per image, in order.
-    public func forward(_ batch: [FloatImage], includeFeatureMap: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
+    public func forward(_ batch: [FloatImage], includeFeatureMap: Bool = false,
+                        includeBlockOutput: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
         // One image becomes a tensor sharing its storage (copy-on-write, nothing is written), instead of a
         // stacked copy in a fresh 600 KB buffer per call.
         if batch.count == 1, let only = batch.first, only.width >= 0, only.height >= 0, only.channels >= 0,
            only.values.count == only.width * only.height * only.channels {
             return try forward(Tensor(batch: 1, height: only.height, width: only.width, channels: only.channels, values: only.values),
-                               includeFeatureMap: includeFeatureMap)
+                               includeFeatureMap: includeFeatureMap, includeBlockOutput: includeBlockOutput)
         }
-        return try forward(Tensor(stacking: batch), includeFeatureMap: includeFeatureMap)
+        return try forward(Tensor(stacking: batch), includeFeatureMap: includeFeatureMap, includeBlockOutput: includeBlockOutput)
     }
 
-    public func forward(_ input: Tensor, includeFeatureMap: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
+    public func forward(_ input: Tensor, includeFeatureMap: Bool = false,
+                        includeBlockOutput: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
         guard input.channels == 3 else { throw .invalidInput(reason: "images have \(input.channels) channels; the network takes RGB (3)") }
         guard input.batch >= 1, input.height >= 1, input.width >= 1 else { throw .invalidInput(reason: "empty input tensor") }
         lock.lock()
@@ -354,14 +359,19 @@ public final class EfficientNetLite0: @unchecked Sendable {
         globalAveragePool(input: a.expanded.pointer, batch: n, pixels: h * w, channels: Self.embeddingSize, output: a.pooled.pointer)
         fc.run(input: a.pooled.pointer, batch: n, output: a.logits.pointer)
         let e = Self.embeddingSize, c = Self.classCount
+        let blockChannels = blocks.last!.project.outChannels
         return (0..<n).map { i in
-            let mapSize = h * w * e
+            let mapSize = h * w * e, blockSize = h * w * blockChannels
             return BackboneOutput(
                 embedding: Array(UnsafeBufferPointer(start: a.pooled.pointer + i * e, count: e)),
                 logits: Array(UnsafeBufferPointer(start: a.logits.pointer + i * c, count: c)),
                 featureMap: includeFeatureMap
                     ? FloatImage(width: w, height: h, channels: e,
                                  values: Array(UnsafeBufferPointer(start: a.expanded.pointer + i * mapSize, count: mapSize)))
+                    : nil,
+                blockOutput: includeBlockOutput
+                    ? FloatImage(width: w, height: h, channels: blockChannels,
+                                 values: Array(UnsafeBufferPointer(start: current.pointer + i * blockSize, count: blockSize)))
                     : nil)
         }
     }

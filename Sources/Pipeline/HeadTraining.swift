@@ -99,6 +99,9 @@ public final class EmbeddingExtractor: @unchecked Sendable {
         self.networks = networks
     }
 
+    var networkCount: Int { networks.count }
+    func network(_ i: Int) -> EfficientNetLite0 { networks[i] }
+
     /// The training views of one photo: the whole region, its mirror image, and `views - 2` random crops
     /// (70–95 % of the region's area, aspect jittered, mirrored at random).
     public static func views(of image: RGBImage, region: NormalizedBox?, count: Int, rng: inout SplitMix64) -> [FloatImage] {

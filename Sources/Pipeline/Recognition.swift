@@ -124,6 +124,10 @@ public enum FoodContext {
 public final class FoodRecognizer: @unchecked Sendable {
     public let backbone: EfficientNetLite0
     public let head: SoftmaxHead
+    /// The fine-tuned head conv (`models/food-head/food-top.json`): when present, the food embedding and the food
+    /// feature map come from it; the ImageNet logits, the coin finder's map and the learned-food matcher keep the
+    /// original head conv's outputs.
+    public let foodTop: FoodTop?
     public private(set) var matcher: PrototypeMatcher
     /// Finds a coin for scale (`models/food-head/coin-head.json` + `reference.json`); nil = grams without scale.
     public let coinFinder: CoinFinder?
@@ -137,8 +141,9 @@ public final class FoodRecognizer: @unchecked Sendable {
 
     public init(backbone: EfficientNetLite0, head: SoftmaxHead, matcher: PrototypeMatcher? = nil,
                 calibration: RecognitionCalibration = .init(), displays: [String: LabelDisplay] = [:],
-                coinFinder: CoinFinder? = nil) {
+                coinFinder: CoinFinder? = nil, foodTop: FoodTop? = nil) {
         self.backbone = backbone
+        self.foodTop = foodTop
         self.coinFinder = coinFinder
         self.head = head
         self.calibration = calibration
@@ -174,8 +179,10 @@ public final class FoodRecognizer: @unchecked Sendable {
         if let dir = userDataDirectory, FileManager.default.fileExists(atPath: dir + "/learned-foods.json") {
             matcher = try PrototypeMatcher.load(from: dir + "/learned-foods.json")
         }
+        let topDirectory = modelsDirectory + "/food-head"
+        let foodTop = FoodTop.exists(in: topDirectory) ? try FoodTop.load(directory: topDirectory) : nil
         return FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, displays: displays,
-                              coinFinder: try CoinFinder.load(modelsDirectory: modelsDirectory))
+                              coinFinder: try CoinFinder.load(modelsDirectory: modelsDirectory), foodTop: foodTop)
     }
 
     public func display(_ label: String) -> LabelDisplay { displays[label] ?? .fallback(label) }
@@ -207,8 +214,17 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// The whole-photo embedding (mean over the photo and its mirror image) and food-context mass, as
     /// `recognize` uses them.
     public func embed(_ image: RGBImage) throws -> (embedding: [Float], foodContext: Float) {
-        let outs = try backbone.forward(Self.preprocessWithMirror(image))
-        return (Self.mean(outs[0].embedding, outs[1].embedding), FoodContext.mass(logits: Self.mean(outs[0].logits, outs[1].logits)))
+        let outs = try backbone.forward(Self.preprocessWithMirror(image), includeBlockOutput: foodTop != nil)
+        return (try foodEmbedding(outs), FoodContext.mass(logits: Self.mean(outs[0].logits, outs[1].logits)))
+    }
+
+    /// The food embedding of the photo + mirror pair: the fine-tuned top's when there is one, else the backbone's.
+    func foodEmbedding(_ outs: [BackboneOutput]) throws -> [Float] {
+        guard let foodTop else { return Self.mean(outs[0].embedding, outs[1].embedding) }
+        guard let b0 = outs[0].blockOutput, let b1 = outs[1].blockOutput else {
+            throw FoodVisionError.invalidInput(reason: "backbone returned no block output for the food top")
+        }
+        return Self.mean(try foodTop.embedding(blockOutput: b0), try foodTop.embedding(blockOutput: b1))
     }
 
     static func mean(_ a: [Float], _ b: [Float]) -> [Float] {
@@ -230,17 +246,29 @@ public final class FoodRecognizer: @unchecked Sendable {
         let localInput = localSize > Self.inputSize
             ? ImageResampler.tensor(from: image, mode: .stretch, size: localSize, normalization: .efficientNetLite) : nil
         lap("preprocess")
-        let outs = try backbone.forward(inputs, includeFeatureMap: localInput == nil)
+        let useTop = foodTop != nil
+        let outs = try backbone.forward(inputs, includeFeatureMap: localInput == nil, includeBlockOutput: useTop)
         guard outs.count == 2 else { throw FoodVisionError.invalidInput(reason: "backbone returned nothing") }
         lap("backbone")
-        var localMap = outs[0].featureMap
-        if let localInput { localMap = try backbone.forward([localInput], includeFeatureMap: true).first?.featureMap }
+        var localMap = outs[0].featureMap, localBlock = outs[0].blockOutput
+        if let localInput {
+            let local = try backbone.forward([localInput], includeFeatureMap: true, includeBlockOutput: useTop).first
+            localMap = local?.featureMap
+            localBlock = local?.blockOutput
+        }
         guard let map = localMap else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
+        // The food map for boxes: the fine-tuned top's over the same cells (the coin finder keeps the original map).
+        var foodMap = map
+        if let foodTop {
+            guard let localBlock else { throw FoodVisionError.invalidInput(reason: "backbone returned no block output") }
+            foodMap = try foodTop.featureMap(blockOutput: localBlock)
+        }
         lap("backbone_local")
-        let embedding = Self.mean(outs[0].embedding, outs[1].embedding)
+        let embedding = try foodEmbedding(outs)
         let foodMass = FoodContext.mass(logits: Self.mean(outs[0].logits, outs[1].logits))
         let top = try head.predict(embedding)
-        let learned = matcher.labels.isEmpty ? nil : try matcher.match(embedding)
+        // Learned foods were taught with the backbone's own embedding (`learn`), so they are matched on it.
+        let learned = matcher.labels.isEmpty ? nil : try matcher.match(Self.mean(outs[0].embedding, outs[1].embedding))
         lap("head")
         let reference = coinFinder?.find(in: image, featureMap: map)
         lap("reference")
@@ -255,7 +283,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         } else if foodMass >= calibration.foodContextThreshold {
             // A confident whole-photo label, or (a shared plate) confident regions of the map.
             let confident = (top.first?.probability ?? 0) >= calibration.unknownThreshold
-            foods = localise(map: map, global: top, includeBest: confident, reference: reference,
+            foods = localise(map: foodMap, global: top, includeBest: confident, reference: reference,
                              imageSize: (image.width, image.height))
             unknown = foods.isEmpty
         } else {

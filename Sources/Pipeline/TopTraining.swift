@@ -1,0 +1,75 @@
+public import FoodCore
+public import FoodVision
+import Foundation
+import ImageCodecs
+
+extension EmbeddingExtractor {
+    /// Fine-tuning views of one photo: the whole region, its mirror image, and `count - 2` random resized crops
+    /// (30–100 % of the region's area, aspect 3:4…4:3, mirrored at random); every crop gets a mild colour jitter
+    /// (brightness ±0.08, per-channel gain 0.9…1.1 on the normalised values).
+    public static func strongViews(of image: RGBImage, region: NormalizedBox?, count: Int, rng: inout SplitMix64) -> [FloatImage] {
+        let base = region ?? .whole
+        var out: [FloatImage] = []
+        let mirrored = image.applying(.upMirrored)
+        func tensor(_ img: RGBImage, _ box: NormalizedBox) -> FloatImage {
+            ImageResampler.tensor(from: img, mode: .region(box), size: FoodRecognizer.inputSize)
+        }
+        func mirror(_ b: NormalizedBox) -> NormalizedBox { NormalizedBox(x: 1 - b.x - b.w, y: b.y, w: b.w, h: b.h) }
+        out.append(tensor(image, base))
+        if count > 1 { out.append(tensor(mirrored, mirror(base))) }
+        while out.count < count {
+            let area = Double.random(in: 0.3...1.0, using: &rng)
+            let aspect = Double.random(in: 0.75...(4.0 / 3.0), using: &rng)
+            let w = min(1, (area * aspect).squareRoot()), h = min(1, (area / aspect).squareRoot())
+            let x = Double.random(in: 0...(1 - w), using: &rng), y = Double.random(in: 0...(1 - h), using: &rng)
+            let crop = NormalizedBox(x: base.x + x * base.w, y: base.y + y * base.h, w: w * base.w, h: h * base.h)
+            var view = Bool.random(using: &rng) ? tensor(mirrored, mirror(crop)) : tensor(image, crop)
+            let brightness = Float.random(in: -0.08...0.08, using: &rng)
+            let gains = (0..<3).map { _ in Float.random(in: 0.9...1.1, using: &rng) }
+            for i in view.values.indices { view.values[i] = min(1, max(-1, view.values[i] * gains[i % 3] + brightness)) }
+            out.append(view)
+        }
+        return out
+    }
+
+    /// The last MBConv block's output (7 × 7 × 320 at 224) of `views` strong views of every sample, into one set:
+    /// view `s * views + v` is view v of sample s, labelled `labels[s]`. A sample that fails keeps label -1.
+    public func blockOutputs(_ samples: [TrainingSample], labels: [Int], views: Int, seed: UInt64 = 1,
+                             progress: (@Sendable (Int, Int) -> Void)? = nil) -> (set: BlockOutputSet, failures: [Failure]) {
+        let size = FoodRecognizer.inputSize
+        let grid = (size + 31) / 32
+        let set = BlockOutputSet(count: samples.count * views, cells: grid * grid, channels: 320)
+        let lock = NSLock()
+        nonisolated(unsafe) var failures: [Failure] = []
+        nonisolated(unsafe) var done = 0
+        let workers = networkCount
+        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: size))
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let net = network(worker)
+            var i = worker
+            while i < samples.count {
+                let s = samples[i]
+                var rng = SplitMix64(seed: seed &+ UInt64(i) &* 0x9E37)
+                switch decoder.decode(path: s.path) {
+                case .success(let (decoded, _)):
+                    let inputs = Self.strongViews(of: decoded.image, region: s.region, count: views, rng: &rng)
+                    do {
+                        let outs = try net.forward(inputs, includeBlockOutput: true)
+                        for (v, o) in outs.enumerated() {
+                            guard let b = o.blockOutput, b.values.count == set.viewSize else { continue }
+                            set.set(i * views + v, b.values, label: labels[i])
+                        }
+                    } catch {
+                        lock.lock(); failures.append(Failure(path: s.path, reason: "\(error)")); lock.unlock()
+                    }
+                case .failure(let e):
+                    lock.lock(); failures.append(Failure(path: s.path, reason: e.message)); lock.unlock()
+                }
+                lock.lock(); done += 1; let d = done; lock.unlock()
+                progress?(d, samples.count)
+                i += workers
+            }
+        }
+        return (set, failures)
+    }
+}
