@@ -76,6 +76,11 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     public var foodContextThreshold: Float = 0
     /// The learned-food matcher's cosine-similarity threshold.
     public var matcherThreshold: Float = 0.8
+    /// Where the whole-photo embedding comes from: `mirror_pair` (224×224 photo + mirror image, mean), `single`
+    /// (one 224×224 view), `localisation` (the localisation pass's own embedding = the mean of its map; no 224 pass).
+    public var embeddingSource: String = "mirror_pair"
+    /// Boxes from `cells` (the per-cell detector, `cell-head.json`, when present) or `cam` (class activation maps).
+    public var localiser: String = "cells"
     public var note: String = "defaults"
 
     public init() {}
@@ -89,6 +94,8 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
         matcherThreshold = try c.decodeIfPresent(Float.self, forKey: .matcherThreshold) ?? 0.8
         localisationSize = try c.decodeIfPresent(Int.self, forKey: .localisationSize) ?? 0
         singleFoodCellThreshold = try c.decodeIfPresent(Float.self, forKey: .singleFoodCellThreshold) ?? cellThreshold
+        embeddingSource = try c.decodeIfPresent(String.self, forKey: .embeddingSource) ?? "mirror_pair"
+        localiser = try c.decodeIfPresent(String.self, forKey: .localiser) ?? "cells"
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
     }
 }
@@ -127,6 +134,8 @@ public final class FoodRecognizer: @unchecked Sendable {
     public private(set) var matcher: PrototypeMatcher
     /// Finds a coin for scale (`models/food-head/coin-head.json` + `reference.json`); nil = grams without scale.
     public let coinFinder: CoinFinder?
+    /// The per-cell food detector (`models/food-head/cell-head.json`); nil = boxes from class activation maps.
+    public let cellDetector: CellDetector?
     public let calibration: RecognitionCalibration
     public let displays: [String: LabelDisplay]
     /// The head with the feature standardisation `(x - mean) * scale` folded in (logit_c(x) = Σ_k w'[c,k]·x_k + b'_c),
@@ -137,9 +146,10 @@ public final class FoodRecognizer: @unchecked Sendable {
 
     public init(backbone: EfficientNetLite0, head: SoftmaxHead, matcher: PrototypeMatcher? = nil,
                 calibration: RecognitionCalibration = .init(), displays: [String: LabelDisplay] = [:],
-                coinFinder: CoinFinder? = nil) {
+                coinFinder: CoinFinder? = nil, cellDetector: CellDetector? = nil) {
         self.backbone = backbone
         self.coinFinder = coinFinder
+        self.cellDetector = cellDetector
         self.head = head
         self.calibration = calibration
         self.displays = displays
@@ -175,7 +185,14 @@ public final class FoodRecognizer: @unchecked Sendable {
             matcher = try PrototypeMatcher.load(from: dir + "/learned-foods.json")
         }
         return FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, displays: displays,
-                              coinFinder: try CoinFinder.load(modelsDirectory: modelsDirectory))
+                              coinFinder: try CoinFinder.load(modelsDirectory: modelsDirectory),
+                              cellDetector: try CellDetector.load(modelsDirectory: modelsDirectory))
+    }
+
+    /// The same models with another calibration (pass structure, localiser) and, optionally, another cell detector.
+    public func with(calibration: RecognitionCalibration, cellDetector: CellDetector?? = nil) -> FoodRecognizer {
+        FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, displays: displays,
+                       coinFinder: coinFinder, cellDetector: cellDetector ?? self.cellDetector)
     }
 
     public func display(_ label: String) -> LabelDisplay { displays[label] ?? .fallback(label) }
@@ -204,17 +221,48 @@ public final class FoodRecognizer: @unchecked Sendable {
         return [plain, mirrored]
     }
 
-    /// The whole-photo embedding (mean over the photo and its mirror image) and food-context mass, as
-    /// `recognize` uses them.
+    /// The whole-photo embedding and food-context mass, as `recognize` computes them (`embeddingSource`).
     public func embed(_ image: RGBImage) throws -> (embedding: [Float], foodContext: Float) {
-        let outs = try backbone.forward(Self.preprocessWithMirror(image))
-        return (Self.mean(outs[0].embedding, outs[1].embedding), FoodContext.mass(logits: Self.mean(outs[0].logits, outs[1].logits)))
+        let passes = try forwardPasses(image)
+        return (passes.embedding, FoodContext.mass(logits: passes.logits))
     }
 
     static func mean(_ a: [Float], _ b: [Float]) -> [Float] {
         var out = a
         for i in out.indices { out[i] = (a[i] + b[i]) * 0.5 }
         return out
+    }
+
+    /// The backbone passes of stage 1, by `calibration.embeddingSource` and `localisationSize`: the whole-photo
+    /// embedding and ImageNet logits, and the feature map for boxes. `lap` marks the ends of the steps.
+    func forwardPasses(_ image: RGBImage, lap: (String) -> Void = { _ in })
+        throws -> (embedding: [Float], logits: [Float], map: FloatImage) {
+        let localSize = calibration.localisationSize
+        func tensor(_ size: Int) -> FloatImage {
+            ImageResampler.tensor(from: image, mode: .stretch, size: size, normalization: .efficientNetLite)
+        }
+        if calibration.embeddingSource == "localisation" {
+            let input = tensor(max(localSize, Self.inputSize))
+            lap("preprocess")
+            let out = try backbone.forward([input], includeFeatureMap: true)
+            guard let first = out.first, let map = first.featureMap else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
+            lap("backbone_local")
+            return (first.embedding, first.logits, map)
+        }
+        let inputs = calibration.embeddingSource == "single" ? [Self.preprocess(image)] : Self.preprocessWithMirror(image)
+        let localInput = localSize > Self.inputSize ? tensor(localSize) : nil
+        lap("preprocess")
+        let outs = try backbone.forward(inputs, includeFeatureMap: localInput == nil)
+        guard outs.count == inputs.count else { throw FoodVisionError.invalidInput(reason: "backbone returned nothing") }
+        lap("backbone")
+        var localMap = outs[0].featureMap
+        if let localInput { localMap = try backbone.forward([localInput], includeFeatureMap: true).first?.featureMap }
+        guard let map = localMap else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
+        lap("backbone_local")
+        if outs.count == 2 {
+            return (Self.mean(outs[0].embedding, outs[1].embedding), Self.mean(outs[0].logits, outs[1].logits), map)
+        }
+        return (outs[0].embedding, outs[0].logits, map)
     }
 
     public func recognize(_ image: RGBImage) throws -> Recognition {
@@ -225,20 +273,8 @@ public final class FoodRecognizer: @unchecked Sendable {
             timings[name] = PhotoDecoder.milliseconds(now - t)
             t = now
         }
-        let inputs = Self.preprocessWithMirror(image)
-        let localSize = calibration.localisationSize
-        let localInput = localSize > Self.inputSize
-            ? ImageResampler.tensor(from: image, mode: .stretch, size: localSize, normalization: .efficientNetLite) : nil
-        lap("preprocess")
-        let outs = try backbone.forward(inputs, includeFeatureMap: localInput == nil)
-        guard outs.count == 2 else { throw FoodVisionError.invalidInput(reason: "backbone returned nothing") }
-        lap("backbone")
-        var localMap = outs[0].featureMap
-        if let localInput { localMap = try backbone.forward([localInput], includeFeatureMap: true).first?.featureMap }
-        guard let map = localMap else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
-        lap("backbone_local")
-        let embedding = Self.mean(outs[0].embedding, outs[1].embedding)
-        let foodMass = FoodContext.mass(logits: Self.mean(outs[0].logits, outs[1].logits))
+        let (embedding, logits, map) = try forwardPasses(image, lap: lap)
+        let foodMass = FoodContext.mass(logits: logits)
         let top = try head.predict(embedding)
         let learned = matcher.labels.isEmpty ? nil : try matcher.match(embedding)
         lap("head")
@@ -255,14 +291,53 @@ public final class FoodRecognizer: @unchecked Sendable {
         } else if foodMass >= calibration.foodContextThreshold {
             // A confident whole-photo label, or (a shared plate) confident regions of the map.
             let confident = (top.first?.probability ?? 0) >= calibration.unknownThreshold
-            foods = localise(map: map, global: top, includeBest: confident, reference: reference,
-                             imageSize: (image.width, image.height))
+            let size = (image.width, image.height)
+            if let cellDetector, calibration.localiser != "cam" {
+                foods = detectCells(cellDetector, map: map, global: top, reference: reference, imageSize: size)
+            }
+            if foods.isEmpty {
+                foods = localise(map: map, global: top, includeBest: confident, reference: reference, imageSize: size)
+            }
             unknown = foods.isEmpty
         } else {
             unknown = true
         }
         lap("localise")
         return Recognition(foods: foods, unknown: unknown, top: Array(top.prefix(5)), timings: timings, reference: reference)
+    }
+
+    /// Boxes from the per-cell detector: regions of its per-cell argmax (see `CellDetector.detect`), minus regions on
+    /// the reference coin. A region's confidence is its mean cell probability, blended with the whole-photo head's
+    /// probability of the label (`globalWeight`). When the whole-photo head is sure of a food the cell head has no
+    /// class for (it knows only the detection sets' labels), the regions become that one food.
+    func detectCells(_ detector: CellDetector, map: FloatImage, global: [LabelScore], reference: ReferenceObject?,
+                     imageSize: (width: Int, height: Int)) -> [DetectedFood] {
+        var found = detector.detect(probabilities: detector.probabilities(map), width: map.width, height: map.height)
+        if let coin = reference?.box {
+            found.removeAll { CellLabeling.overlap($0.box, coin) >= 0.5 * $0.box.area }
+        }
+        guard !found.isEmpty else { return [] }
+        let globalP = Dictionary(global.map { ($0.label, $0.probability) }, uniquingKeysWith: max)
+        var items: [(label: String, confidence: Double, box: NormalizedBox)] = found.map { d in
+            let label = detector.classes[d.classIndex]
+            let w = detector.model.globalWeight
+            let confidence = globalP[label].map { pow(d.confidence, 1 - w) * pow(Double(max($0, 1e-4)), w) } ?? d.confidence
+            return (label, confidence, d.box)
+        }
+        if let best = global.first, best.probability >= 0.6, !detector.classes.contains(best.label) {
+            let x0 = items.map(\.box.x).min()!, y0 = items.map(\.box.y).min()!
+            let x1 = items.map { $0.box.x + $0.box.w }.max()!, y1 = items.map { $0.box.y + $0.box.h }.max()!
+            items = [(best.label, Double(best.probability), NormalizedBox(x: x0, y: y0, w: x1 - x0, h: y1 - y0))]
+        }
+        return items.map { item in
+            let disp = display(item.label)
+            let (grams, source) = GramsEstimator.estimate(label: item.label, portionGrams: disp.portionGrams, box: item.box,
+                                                          multipleFoods: items.count > 1, reference: reference,
+                                                          scaleModel: coinFinder?.model, imageSize: imageSize)
+            return DetectedFood(label: item.label, name: disp.name, nameZh: disp.nameZh, emoji: disp.emoji, color: disp.color,
+                                confidence: (item.confidence * 1000).rounded() / 1000, box: item.box.clipped,
+                                grams: grams, gramsSource: source, source: "model")
+        }.sorted { $0.confidence > $1.confidence }
     }
 
     /// Class activation maps → boxes. For every candidate label (the best one, plus others that are probable for

@@ -11,6 +11,7 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     BenchCommand.self,
     TrainCommand.self,
     TrainReferenceCommand.self,
+    TrainCellsCommand.self,
     LearnCommand.self,
     EvalCommand.self,
     CalibrateCommand.self,
