@@ -5,13 +5,21 @@ import ImageCodecs
 
 /// Training data for the per-cell food detector: feature-map cells labelled from annotated boxes.
 public enum CellTraining {
-    /// Which detection records train the cell head: SOHL plates not held out, ECUSTFD `train`, and fruit scenes.
+    /// Which detection records train the cell head: SOHL plates not held out, ECUSTFD `train`, fruit scenes not
+    /// held out.
     public static func isTraining(_ r: DetectionRecord) -> Bool {
         switch r.source {
         case "sohl": return !(r.group.map(DetectionRecord.isHeldOut(group:)) ?? true)
         case "ecustfd": return r.split == "train"
+        case "fruitdet": return !isHeldOutFruitScene(r)
         default: return r.split != "dev" && r.split != "test"
         }
+    }
+
+    /// Fruit-scene photos kept out of cell training so boxes can be measured on unseen scenes: a stable hash of the
+    /// file name, one photo in three (the data has no split of its own).
+    public static func isHeldOutFruitScene(_ r: DetectionRecord) -> Bool {
+        r.source == "fruitdet" && SplitMix64.fnv1a(URL(fileURLWithPath: r.image).lastPathComponent) % 3 == 0
     }
 
     /// Labelled cells of one feature map: every foreground cell up to `maxForeground` and background cells up to

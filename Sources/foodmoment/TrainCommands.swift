@@ -372,6 +372,7 @@ struct TrainCellsCommand: AsyncParsableCommand {
     @Option(help: "A fine cell needs this probability for its argmax food.") var minProbability: Float = 0.4
     @Option(help: "Regions smaller than this many map cells are dropped.") var minCells = 0.5
     @Option(help: "Weight of the whole-photo head in a region's confidence (0 … 1).") var globalWeight = 0.0
+    @Option(help: "Cell cache: read the labelled cells from FILE when it exists, else extract and write them there.") var cache: String?
 
     func validate() throws {
         if data.isEmpty { throw ValidationError("give at least one --data FILE.jsonl") }
@@ -386,8 +387,21 @@ struct TrainCellsCommand: AsyncParsableCommand {
         let labels = Set(train.flatMap { $0.boxes.map(\.label) }).sorted()
         let classes = ["background"] + labels
         let classIndex = Dictionary(uniqueKeysWithValues: classes.enumerated().map { ($1, $0) })
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        var xs: [[Float]] = [], ys: [Int] = []
+        if let cache, let cached = try CellCache.read(cache, classes: classes) {
+            (xs, ys) = cached
+            Output.note("train-cells: \(xs.count) cells from \(cache)")
+        } else {
+            (xs, ys) = try extract(train, classIndex: classIndex)
+            if let cache { try CellCache.write(cache, classes: classes, features: xs, labels: ys) }
+        }
+        try fit(xs, ys, classes: classes, photos: train.count)
+    }
+
+    func extract(_ train: [DetectionRecord], classIndex: [String: Int]) throws -> ([[Float]], [Int]) {
         let recognizers = try loadRecognizers(threads: threads, models: models)
-        Output.note("train-cells: \(train.count) training photos of \(records.count), \(labels.count) food labels, sizes \(sizes)")
+        Output.note("train-cells: \(train.count) training photos, \(classIndex.count - 1) food labels, sizes \(sizes)")
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
         let lock = NSLock()
         nonisolated(unsafe) var perPhoto = [(features: [[Float]], labels: [Int])](repeating: ([], []), count: train.count)
@@ -414,7 +428,10 @@ struct TrainCellsCommand: AsyncParsableCommand {
             }
         }
         for f in failures.prefix(5) { Output.note("note: could not use \(f)") }
-        let xs = perPhoto.flatMap(\.features), ys = perPhoto.flatMap(\.labels)
+        return (perPhoto.flatMap(\.features), perPhoto.flatMap(\.labels))
+    }
+
+    func fit(_ xs: [[Float]], _ ys: [Int], classes: [String], photos: Int) throws {
         var counts = [Int](repeating: 0, count: classes.count)
         for y in ys { counts[y] += 1 }
         Output.note("train-cells: \(xs.count) cells (\(counts[0]) background); fitting")
@@ -425,7 +442,7 @@ struct TrainCellsCommand: AsyncParsableCommand {
         model.minCells = minCells
         model.globalWeight = globalWeight
         let accuracy = head.report?.holdOutAccuracy.map { String(format: "%.3f", $0) } ?? "n/a"
-        model.note = "foodmoment train-cells: \(xs.count) cells (\(counts[0]) background) from \(train.count) photos "
+        model.note = "foodmoment train-cells: \(xs.count) cells (\(counts[0]) background) from \(photos) photos "
             + "(SOHL plates not held out, ECUSTFD train, fruit scenes) at sizes \(sizes.map(String.init).joined(separator: "/")), "
             + "mirrored except ECUSTFD; cell label = box covering ≥ 50 % of the cell, background = no box touches it; "
             + "per map ≤ \(maxForeground)+\(maxBackground) cells (ECUSTFD \(ecustfdForeground)+\(ecustfdBackground)); l2 \(l2); "
@@ -434,5 +451,54 @@ struct TrainCellsCommand: AsyncParsableCommand {
         encoder.outputFormatting = [.sortedKeys]
         try encoder.encode(model).write(to: URL(fileURLWithPath: out + "/cell-head.json"))
         print("wrote \(out)/cell-head.json (\(classes.count) classes, hold-out cell accuracy \(accuracy))")
+    }
+}
+
+/// The labelled cells of `train-cells` in one binary file (so thresholds and regularisation can be retried without
+/// the backbone): "FMCELLS1", class count, class names, cell count, dimension, features (Float32), labels (Int32).
+enum CellCache {
+    static func write(_ path: String, classes: [String], features: [[Float]], labels: [Int]) throws {
+        var data = Data("FMCELLS1".utf8)
+        func int(_ v: Int) { withUnsafeBytes(of: Int64(v).littleEndian) { data.append(contentsOf: $0) } }
+        int(classes.count)
+        for c in classes { int(c.utf8.count); data.append(contentsOf: Array(c.utf8)) }
+        let d = features.first?.count ?? 0
+        int(features.count); int(d)
+        for f in features { f.withUnsafeBytes { data.append(contentsOf: $0) } }
+        for l in labels { withUnsafeBytes(of: Int32(l).littleEndian) { data.append(contentsOf: $0) } }
+        try data.write(to: URL(fileURLWithPath: path))
+    }
+
+    /// The cells, or nil when the file is absent; an error when it was made for other classes.
+    static func read(_ path: String, classes: [String]) throws -> ([[Float]], [Int])? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return try data.withUnsafeBytes { raw -> ([[Float]], [Int]) in
+            var at = 8
+            guard raw.count >= 8, String(decoding: raw[0..<8], as: UTF8.self) == "FMCELLS1" else {
+                throw ValidationError("\(path) is not a train-cells cache; delete it")
+            }
+            func int() throws -> Int {
+                guard at + 8 <= raw.count else { throw ValidationError("\(path) is truncated; delete it") }
+                defer { at += 8 }
+                return Int(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: Int64.self)))
+            }
+            var names: [String] = []
+            for _ in 0..<(try int()) {
+                let n = try int()
+                guard at + n <= raw.count else { throw ValidationError("\(path) is truncated; delete it") }
+                names.append(String(decoding: raw[at..<(at + n)], as: UTF8.self)); at += n
+            }
+            guard names == classes else { throw ValidationError("\(path) was made for other classes; delete it") }
+            let count = try int(), d = try int()
+            guard at + count * d * 4 + count * 4 <= raw.count else { throw ValidationError("\(path) is truncated; delete it") }
+            var xs: [[Float]] = []
+            xs.reserveCapacity(count)
+            for i in 0..<count {
+                xs.append((0..<d).map { raw.loadUnaligned(fromByteOffset: at + (i * d + $0) * 4, as: Float.self) })
+            }
+            at += count * d * 4
+            let ys = (0..<count).map { Int(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: at + $0 * 4, as: Int32.self))) }
+            return (xs, ys)
+        }
     }
 }
