@@ -127,6 +127,12 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
     public var head: SoftmaxHead
     /// A fine cell belongs to its argmax food when that food's probability reaches this.
     public var minProbability: Float = 0.4
+    /// When set, regions are taken at each of these thresholds and pooled before NMS (high thresholds split
+    /// touching fruits, low ones keep whole dishes); `minProbability` otherwise.
+    public var minProbabilities: [Float]?
+    /// How regions at several thresholds combine: `pool` (all of them, then NMS) or `split` (a region is replaced
+    /// by its parts at the next threshold only when it falls apart into two or more there).
+    public var thresholdMode: String = "pool"
     /// Regions smaller than this many map cells are dropped.
     public var minCells: Double = 0.5
     /// Probability maps are upsampled this many times (bilinear) before regions are taken.
@@ -142,7 +148,7 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case head, note, upsample
-        case minProbability = "min_probability", minCells = "min_cells", nmsIoU = "nms_iou", crossClassIoU = "cross_class_iou"
+        case minProbability = "min_probability", minProbabilities = "min_probabilities", thresholdMode = "threshold_mode", minCells = "min_cells", nmsIoU = "nms_iou", crossClassIoU = "cross_class_iou"
         case globalWeight = "global_weight"
     }
 
@@ -150,6 +156,8 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         head = try c.decode(SoftmaxHead.self, forKey: .head)
         minProbability = try c.decodeIfPresent(Float.self, forKey: .minProbability) ?? 0.4
+        minProbabilities = try c.decodeIfPresent([Float].self, forKey: .minProbabilities)
+        thresholdMode = try c.decodeIfPresent(String.self, forKey: .thresholdMode) ?? "pool"
         minCells = try c.decodeIfPresent(Double.self, forKey: .minCells) ?? 0.5
         upsample = try c.decodeIfPresent(Int.self, forKey: .upsample) ?? 4
         nmsIoU = try c.decodeIfPresent(Double.self, forKey: .nmsIoU) ?? 0.5
@@ -222,18 +230,22 @@ public struct CellDetector: Sendable {
     /// Boxes from per-cell probabilities on a `width × height` grid (see `probabilities`).
     public func detect(probabilities p: [Float], width gw: Int, height gh: Int) -> [CellDetection] {
         Self.detect(probabilities: p, classes: classes.count, width: gw, height: gh, upsample: model.upsample,
-                    minProbability: model.minProbability, minCells: model.minCells, nmsIoU: model.nmsIoU,
+                    thresholds: model.minProbabilities ?? [model.minProbability], split: model.thresholdMode == "split",
+                    minCells: model.minCells, nmsIoU: model.nmsIoU,
                     crossClassIoU: model.crossClassIoU)
     }
 
     /// The detection rule on its own (class 0 = background): upsample every class map bilinearly, give each fine
-    /// cell to its argmax class when that is a food with probability ≥ `minProbability`, take connected regions,
-    /// drop those under `minCells` map cells, box each, score it by its mean probability, NMS.
+    /// cell to its argmax class when that is a food with probability ≥ a threshold, take connected regions (at every
+    /// threshold of `thresholds`), drop those under `minCells` map cells, box each, score it by its mean probability,
+    /// NMS over all. With `split`, thresholds are a hierarchy instead: a region at one threshold is replaced by its
+    /// parts at the next only when it falls apart into two or more there (touching fruits), else kept whole (a dish
+    /// with uneven confidence).
     public static func detect(probabilities p: [Float], classes c: Int, width gw: Int, height gh: Int, upsample s: Int,
-                              minProbability: Float, minCells: Double, nmsIoU: Double, crossClassIoU: Double) -> [CellDetection] {
+                              thresholds: [Float], split: Bool = false, minCells: Double, nmsIoU: Double, crossClassIoU: Double) -> [CellDetection] {
         precondition(p.count == gw * gh * c, "probabilities: \(p.count) values for \(gw)×\(gh) cells × \(c) classes")
         let fw = gw * s, fh = gh * s
-        var owner = [Int](repeating: -1, count: fw * fh)
+        var argmax = [Int](repeating: 0, count: fw * fh)
         var ownerP = [Float](repeating: 0, count: fw * fh)
         var fine = [Float](repeating: 0, count: c)
         for fy in 0..<fh {
@@ -249,15 +261,38 @@ public struct CellDetector: Sendable {
                     fine[k] = p[a + k] * wa + p[b + k] * wb + p[cc + k] * wc + p[d + k] * wd
                     if fine[k] > bestP { bestP = fine[k]; best = k }
                 }
-                if best != 0 && bestP >= minProbability { owner[fy * fw + fx] = best; ownerP[fy * fw + fx] = bestP }
+                argmax[fy * fw + fx] = best; ownerP[fy * fw + fx] = bestP
             }
         }
         var found: [CellDetection] = []
-        let minFine = Int((minCells * Double(s * s)).rounded(.up))
-        for region in CellRegions.regions(owner: owner, width: fw, height: fh) where region.members.count >= max(1, minFine) {
+        let minFine = max(1, Int((minCells * Double(s * s)).rounded(.up)))
+        let levels = split ? thresholds.sorted() : thresholds
+        var regions: [[(owner: Int, members: [Int])]] = []
+        var regionAt: [[Int]] = []
+        for threshold in levels {
+            let owner = argmax.indices.map { argmax[$0] != 0 && ownerP[$0] >= threshold ? argmax[$0] : -1 }
+            let level = CellRegions.regions(owner: owner, width: fw, height: fh).filter { $0.members.count >= minFine }
+            var at = [Int](repeating: -1, count: fw * fh)
+            for (k, r) in level.enumerated() { for m in r.members { at[m] = k } }
+            regions.append(level); regionAt.append(at)
+        }
+        func add(_ region: (owner: Int, members: [Int])) {
             let mean = region.members.reduce(Float(0)) { $0 + ownerP[$1] } / Float(region.members.count)
-            found.append(CellDetection(classIndex: region.owner, confidence: Double(mean),
-                                       box: CellRegions.box(of: region.members, width: fw, height: fh), size: region.members.count))
+            let d = CellDetection(classIndex: region.owner, confidence: Double(mean),
+                                  box: CellRegions.box(of: region.members, width: fw, height: fh), size: region.members.count)
+            if !found.contains(d) { found.append(d) }
+        }
+        func emit(_ level: Int, _ k: Int) {
+            if level + 1 < levels.count {
+                let parts = regions[level + 1].indices.filter { regionAt[level][regions[level + 1][$0].members[0]] == k }
+                if parts.count >= 2 { for part in parts { emit(level + 1, part) }; return }
+            }
+            add(regions[level][k])
+        }
+        if split, !levels.isEmpty {
+            for k in regions[0].indices { emit(0, k) }
+        } else {
+            for level in regions { for r in level { add(r) } }
         }
         return CellRegions.nms(found, iou: nmsIoU, crossClassIoU: crossClassIoU)
     }

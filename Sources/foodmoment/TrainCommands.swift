@@ -359,7 +359,7 @@ struct TrainCellsCommand: AsyncParsableCommand {
     )
 
     @Option(help: "Detection JSON-lines files.") var data: [String]
-    @Option(help: "Localisation input sizes to extract maps at.") var sizes: [Int] = [448, 320]
+    @Option(help: "Localisation input sizes to extract maps at.") var sizes: [Int] = [448, 384, 320]
     @Option(help: "Foreground cells per map (SOHL, fruit scenes).") var maxForeground = 60
     @Option(help: "Background cells per map (SOHL, fruit scenes).") var maxBackground = 30
     @Option(help: "Foreground cells per map (ECUSTFD).") var ecustfdForeground = 6
@@ -369,7 +369,7 @@ struct TrainCellsCommand: AsyncParsableCommand {
     @Option(help: "Threads.") var threads = ProcessInfo.processInfo.activeProcessorCount
     @Option(help: "L2 regularisation.") var l2: Float = 0.01
     @Option(help: "Maximum epochs.") var epochs = 40
-    @Option(help: "A fine cell needs this probability for its argmax food.") var minProbability: Float = 0.4
+    @Option(help: "Thresholds on a fine cell's argmax food probability; regions at each are pooled before NMS.") var minProbability: [Float] = [0.3, 0.5, 0.7]
     @Option(help: "Regions smaller than this many map cells are dropped.") var minCells = 0.5
     @Option(help: "Weight of the whole-photo head in a region's confidence (0 … 1).") var globalWeight = 0.0
     @Option(help: "Cell cache: read the labelled cells from FILE when it exists, else extract and write them there.") var cache: String?
@@ -377,6 +377,9 @@ struct TrainCellsCommand: AsyncParsableCommand {
     func validate() throws {
         if data.isEmpty { throw ValidationError("give at least one --data FILE.jsonl") }
         for d in data where !FileManager.default.fileExists(atPath: d) { throw ValidationError("no such file: \(d)") }
+        if minProbability.isEmpty || minProbability.contains(where: { !(0..<1).contains($0) }) {
+            throw ValidationError("--min-probability values must be in 0..<1")
+        }
         if sizes.isEmpty || sizes.contains(where: { $0 < 224 || $0 % 32 != 0 }) { throw ValidationError("--sizes must be multiples of 32, at least 224") }
     }
 
@@ -438,7 +441,8 @@ struct TrainCellsCommand: AsyncParsableCommand {
         let head = try SoftmaxHead.train(embeddings: xs, labels: ys, classes: classes, l2: l2, holdOutFraction: 0.1,
                                          maxEpochs: epochs, learningRate: 0.001, batchSize: 64, patience: 4)
         var model = CellHeadModel(head: head)
-        model.minProbability = minProbability
+        model.minProbability = minProbability.min() ?? 0.4
+        model.minProbabilities = minProbability
         model.minCells = minCells
         model.globalWeight = globalWeight
         let accuracy = head.report?.holdOutAccuracy.map { String(format: "%.3f", $0) } ?? "n/a"

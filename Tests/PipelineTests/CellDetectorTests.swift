@@ -63,7 +63,7 @@ struct CellDetectorTests {
                 else { p[base] = 0.95; p[base + 1] = 0.05 }
             }
         }
-        let found = CellDetector.detect(probabilities: p, classes: c, width: w, height: h, upsample: 4, minProbability: 0.45,
+        let found = CellDetector.detect(probabilities: p, classes: c, width: w, height: h, upsample: 4, thresholds: [0.45],
                                         minCells: 0.5, nmsIoU: 0.5, crossClassIoU: 0.8)
         #expect(found.count == 2)
         let a = try #require(found.first { $0.classIndex == 1 }), b = try #require(found.first { $0.classIndex == 2 })
@@ -73,7 +73,7 @@ struct CellDetectorTests {
         // Nothing above background: no boxes.
         var none = [Float](repeating: 0, count: w * h * c)
         for i in 0..<(w * h) { none[i * c] = 1 }
-        #expect(CellDetector.detect(probabilities: none, classes: c, width: w, height: h, upsample: 2, minProbability: 0.4,
+        #expect(CellDetector.detect(probabilities: none, classes: c, width: w, height: h, upsample: 2, thresholds: [0.4],
                                     minCells: 0.5, nmsIoU: 0.5, crossClassIoU: 0.8).isEmpty)
     }
 
