@@ -142,6 +142,16 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
     /// confidence = region probability^(1−w) · whole-photo probability of the label^w (labels the whole-photo head
     /// knows); 0 = the cells alone.
     public var globalWeight: Double = 0
+    /// What a photo's answer keeps: regions with at least this confidence …
+    public var minConfidence: Double = 0
+    /// … that do not lie this much (share of their area) inside a better region of the same label …
+    public var containedFraction: Double = 1
+    /// … and, when the whole-photo head gives a label the cell head knows at least this probability, that label for
+    /// every region (one kind of food in the photo).
+    public var dominantProbability: Double = 2
+    /// A region's label = argmax over foods of (its cells' mean probability)^(1−w) · (whole-photo probability)^w;
+    /// 0 = the cells' own argmax.
+    public var labelWeight: Double = 0
     public var note: String = ""
 
     public init(head: SoftmaxHead) { self.head = head }
@@ -149,7 +159,8 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case head, note, upsample
         case minProbability = "min_probability", minProbabilities = "min_probabilities", thresholdMode = "threshold_mode", minCells = "min_cells", nmsIoU = "nms_iou", crossClassIoU = "cross_class_iou"
-        case globalWeight = "global_weight"
+        case globalWeight = "global_weight", minConfidence = "min_confidence", containedFraction = "contained_fraction"
+        case dominantProbability = "dominant_probability", labelWeight = "label_weight"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -163,6 +174,10 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
         nmsIoU = try c.decodeIfPresent(Double.self, forKey: .nmsIoU) ?? 0.5
         crossClassIoU = try c.decodeIfPresent(Double.self, forKey: .crossClassIoU) ?? 0.8
         globalWeight = try c.decodeIfPresent(Double.self, forKey: .globalWeight) ?? 0
+        minConfidence = try c.decodeIfPresent(Double.self, forKey: .minConfidence) ?? 0
+        containedFraction = try c.decodeIfPresent(Double.self, forKey: .containedFraction) ?? 1
+        dominantProbability = try c.decodeIfPresent(Double.self, forKey: .dominantProbability) ?? 2
+        labelWeight = try c.decodeIfPresent(Double.self, forKey: .labelWeight) ?? 0
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
     }
 }
@@ -225,6 +240,26 @@ public struct CellDetector: Sendable {
             }
         }
         return p
+    }
+
+    /// Mean class probabilities over the cells whose centres lie in `box` (the nearest cell when none does).
+    public static func meanProbabilities(_ p: [Float], classes c: Int, width gw: Int, height gh: Int, in box: NormalizedBox) -> [Float] {
+        var sum = [Float](repeating: 0, count: c), n = 0
+        for y in 0..<gh {
+            let cy = (Double(y) + 0.5) / Double(gh)
+            guard cy >= box.y, cy <= box.y + box.h else { continue }
+            for x in 0..<gw {
+                let cx = (Double(x) + 0.5) / Double(gw)
+                guard cx >= box.x, cx <= box.x + box.w else { continue }
+                for k in 0..<c { sum[k] += p[(y * gw + x) * c + k] }
+                n += 1
+            }
+        }
+        if n == 0 {
+            let x = min(gw - 1, Int((box.x + box.w / 2) * Double(gw))), y = min(gh - 1, Int((box.y + box.h / 2) * Double(gh)))
+            return Array(p[((y * gw + x) * c)..<((y * gw + x + 1) * c)])
+        }
+        return sum.map { $0 / Float(n) }
     }
 
     /// Boxes from per-cell probabilities on a `width × height` grid (see `probabilities`).

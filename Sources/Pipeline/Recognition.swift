@@ -312,18 +312,46 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// class for (it knows only the detection sets' labels), the regions become that one food.
     func detectCells(_ detector: CellDetector, map: FloatImage, global: [LabelScore], reference: ReferenceObject?,
                      imageSize: (width: Int, height: Int)) -> [DetectedFood] {
-        var found = detector.detect(probabilities: detector.probabilities(map), width: map.width, height: map.height)
+        let probabilities = detector.probabilities(map)
+        var found = detector.detect(probabilities: probabilities, width: map.width, height: map.height)
         if let coin = reference?.box {
             found.removeAll { CellLabeling.overlap($0.box, coin) >= 0.5 * $0.box.area }
         }
         guard !found.isEmpty else { return [] }
         let globalP = Dictionary(global.map { ($0.label, $0.probability) }, uniquingKeysWith: max)
+        let lw = detector.model.labelWeight
         var items: [(label: String, confidence: Double, box: NormalizedBox)] = found.map { d in
-            let label = detector.classes[d.classIndex]
+            var label = detector.classes[d.classIndex]
+            if lw > 0 {
+                // The whole-photo head as a prior over the region's label (labels it lacks get a uniform share).
+                let mean = CellDetector.meanProbabilities(probabilities, classes: detector.classes.count, width: map.width,
+                                                          height: map.height, in: d.box)
+                let floor = 1 / Double(max(head.classes.count, 1))
+                var best = -Double.infinity
+                for k in 1..<detector.classes.count {
+                    let g = Double(globalP[detector.classes[k]] ?? Float(floor))
+                    let score = (1 - lw) * log(Double(max(mean[k], 1e-6))) + lw * log(max(g, 1e-6))
+                    if score > best { best = score; label = detector.classes[k] }
+                }
+            }
             let w = detector.model.globalWeight
             let confidence = globalP[label].map { pow(d.confidence, 1 - w) * pow(Double(max($0, 1e-4)), w) } ?? d.confidence
             return (label, confidence, d.box)
         }
+        let model = detector.model
+        if let best = global.first, Double(best.probability) >= model.dominantProbability, detector.classes.contains(best.label) {
+            items = items.map { (best.label, $0.confidence, $0.box) }
+        }
+        // The answer for a person: confident regions, nested duplicates of a label dropped.
+        var kept: [(label: String, confidence: Double, box: NormalizedBox)] = []
+        for item in items.sorted(by: { $0.confidence > $1.confidence }) where item.confidence >= model.minConfidence {
+            let nested = kept.contains { k in
+                k.label == item.label && CellLabeling.overlap(k.box, item.box) >= model.containedFraction * item.box.area
+            }
+            if !nested { kept.append(item) }
+        }
+        items = kept
+        guard !items.isEmpty else { return [] }
         if let best = global.first, best.probability >= 0.6, !detector.classes.contains(best.label) {
             let x0 = items.map(\.box.x).min()!, y0 = items.map(\.box.y).min()!
             let x1 = items.map { $0.box.x + $0.box.w }.max()!, y1 = items.map { $0.box.y + $0.box.h }.max()!
