@@ -372,6 +372,8 @@ struct TrainCellsCommand: AsyncParsableCommand {
     @Option(help: "Thresholds on a fine cell's argmax food probability; regions at each are pooled before NMS.") var minProbability: [Float] = [0.3, 0.5, 0.7]
     @Option(help: "Regions smaller than this many map cells are dropped.") var minCells = 0.5
     @Option(help: "Weight of the whole-photo head in a region's confidence (0 … 1).") var globalWeight = 0.0
+    @Option(help: "The answer keeps regions with at least this confidence.") var minConfidence = 0.5
+    @Option(help: "A region lying this much inside a better one of its label is dropped from the answer (1 = never).") var containedFraction = 0.7
     @Option(help: "Cell cache: read the labelled cells from FILE when it exists, else extract and write them there.") var cache: String?
 
     func validate() throws {
@@ -445,6 +447,8 @@ struct TrainCellsCommand: AsyncParsableCommand {
         model.minProbabilities = minProbability
         model.minCells = minCells
         model.globalWeight = globalWeight
+        model.minConfidence = minConfidence
+        model.containedFraction = containedFraction
         let accuracy = head.report?.holdOutAccuracy.map { String(format: "%.3f", $0) } ?? "n/a"
         model.note = "foodmoment train-cells: \(xs.count) cells (\(counts[0]) background) from \(photos) photos "
             + "(SOHL plates not held out, ECUSTFD train, fruit scenes) at sizes \(sizes.map(String.init).joined(separator: "/")), "
