@@ -51,10 +51,12 @@ public struct DetectionEvaluator: Sendable {
 
     struct Prediction { var image: Int; var label: String; var confidence: Double; var box: NormalizedBox; var grams: Double }
 
-    /// Subsets: by source, SOHL split into plates held out of training vs plates trained on, ECUSTFD by split.
+    /// Subsets: by source, SOHL split into plates held out of training vs plates trained on, ECUSTFD by split, fruit
+    /// scenes held out of cell training vs trained on.
     public static func subsetName(_ r: DetectionRecord) -> String {
         let source = r.source ?? "unknown"
         if source == "sohl", let g = r.group { return DetectionRecord.isHeldOut(group: g) ? "sohl (held-out plates)" : "sohl (trained-on plates)" }
+        if source == "fruitdet" { return CellTraining.isHeldOutFruitScene(r) ? "fruitdet (held-out scenes)" : "fruitdet (trained-on scenes)" }
         if let split = r.split, split == "train" || split == "dev" { return "\(source) (\(split))" }
         return source
     }

@@ -76,6 +76,11 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     public var foodContextThreshold: Float = 0
     /// The learned-food matcher's cosine-similarity threshold.
     public var matcherThreshold: Float = 0.8
+    /// Where the whole-photo embedding comes from: `mirror_pair` (224×224 photo + mirror image, mean), `single`
+    /// (one 224×224 view), `localisation` (the localisation pass's own embedding = the mean of its map; no 224 pass).
+    public var embeddingSource: String = "mirror_pair"
+    /// Boxes from `cells` (the per-cell detector, `cell-head.json`, when present) or `cam` (class activation maps).
+    public var localiser: String = "cells"
     public var note: String = "defaults"
 
     public init() {}
@@ -89,6 +94,8 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
         matcherThreshold = try c.decodeIfPresent(Float.self, forKey: .matcherThreshold) ?? 0.8
         localisationSize = try c.decodeIfPresent(Int.self, forKey: .localisationSize) ?? 0
         singleFoodCellThreshold = try c.decodeIfPresent(Float.self, forKey: .singleFoodCellThreshold) ?? cellThreshold
+        embeddingSource = try c.decodeIfPresent(String.self, forKey: .embeddingSource) ?? "mirror_pair"
+        localiser = try c.decodeIfPresent(String.self, forKey: .localiser) ?? "cells"
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
     }
 }
@@ -131,6 +138,8 @@ public final class FoodRecognizer: @unchecked Sendable {
     public private(set) var matcher: PrototypeMatcher
     /// Finds a coin for scale (`models/food-head/coin-head.json` + `reference.json`); nil = grams without scale.
     public let coinFinder: CoinFinder?
+    /// The per-cell food detector (`models/food-head/cell-head.json`); nil = boxes from class activation maps.
+    public let cellDetector: CellDetector?
     public let calibration: RecognitionCalibration
     public let displays: [String: LabelDisplay]
     /// The head with the feature standardisation `(x - mean) * scale` folded in (logit_c(x) = Σ_k w'[c,k]·x_k + b'_c),
@@ -141,10 +150,11 @@ public final class FoodRecognizer: @unchecked Sendable {
 
     public init(backbone: EfficientNetLite0, head: SoftmaxHead, matcher: PrototypeMatcher? = nil,
                 calibration: RecognitionCalibration = .init(), displays: [String: LabelDisplay] = [:],
-                coinFinder: CoinFinder? = nil, foodTop: FoodTop? = nil) {
+                coinFinder: CoinFinder? = nil, cellDetector: CellDetector? = nil, foodTop: FoodTop? = nil) {
         self.backbone = backbone
         self.foodTop = foodTop
         self.coinFinder = coinFinder
+        self.cellDetector = cellDetector
         self.head = head
         self.calibration = calibration
         self.displays = displays
@@ -182,7 +192,14 @@ public final class FoodRecognizer: @unchecked Sendable {
         let topDirectory = modelsDirectory + "/food-head"
         let foodTop = FoodTop.exists(in: topDirectory) ? try FoodTop.load(directory: topDirectory) : nil
         return FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, displays: displays,
-                              coinFinder: try CoinFinder.load(modelsDirectory: modelsDirectory), foodTop: foodTop)
+                              coinFinder: try CoinFinder.load(modelsDirectory: modelsDirectory),
+                              cellDetector: try CellDetector.load(modelsDirectory: modelsDirectory), foodTop: foodTop)
+    }
+
+    /// The same models with another calibration (pass structure, localiser) and, optionally, another cell detector.
+    public func with(calibration: RecognitionCalibration, cellDetector: CellDetector?? = nil) -> FoodRecognizer {
+        FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, displays: displays,
+                       coinFinder: coinFinder, cellDetector: cellDetector ?? self.cellDetector, foodTop: foodTop)
     }
 
     public func display(_ label: String) -> LabelDisplay { displays[label] ?? .fallback(label) }
@@ -211,26 +228,84 @@ public final class FoodRecognizer: @unchecked Sendable {
         return [plain, mirrored]
     }
 
-    /// The whole-photo embedding (mean over the photo and its mirror image) and food-context mass, as
-    /// `recognize` uses them.
+    /// The whole-photo embedding and food-context mass, as `recognize` computes them (`embeddingSource`).
     public func embed(_ image: RGBImage) throws -> (embedding: [Float], foodContext: Float) {
-        let outs = try backbone.forward(Self.preprocessWithMirror(image), includeBlockOutput: foodTop != nil)
-        return (try foodEmbedding(outs), FoodContext.mass(logits: Self.mean(outs[0].logits, outs[1].logits)))
+        let passes = try forwardPasses(image)
+        return (passes.embedding, FoodContext.mass(logits: passes.logits))
     }
 
-    /// The food embedding of the photo + mirror pair: the fine-tuned top's when there is one, else the backbone's.
-    func foodEmbedding(_ outs: [BackboneOutput]) throws -> [Float] {
-        guard let foodTop else { return Self.mean(outs[0].embedding, outs[1].embedding) }
-        guard let b0 = outs[0].blockOutput, let b1 = outs[1].blockOutput else {
-            throw FoodVisionError.invalidInput(reason: "backbone returned no block output for the food top")
+    /// What the backbone passes of one photo give `recognize`.
+    struct Passes {
+        /// The food embedding: the fine-tuned top's when there is one, else the backbone's.
+        var embedding: [Float]
+        /// The backbone's own embedding (learned foods were taught with it).
+        var backboneEmbedding: [Float]
+        /// ImageNet logits (the "food context" signal).
+        var logits: [Float]
+        /// The backbone's last feature map of the localisation pass (cell detector, coin finder).
+        var map: FloatImage
+        /// The localisation pass's last block output, for the food top's map (activation-map boxes).
+        var block: FloatImage?
+        var foodTop: FoodTop?
+
+        /// The food map over the same cells (the fine-tuned top's when there is one); computed only when needed.
+        func foodMap() throws -> FloatImage {
+            guard let foodTop else { return map }
+            guard let block else { throw FoodVisionError.invalidInput(reason: "backbone returned no block output") }
+            return try foodTop.featureMap(blockOutput: block)
         }
-        return Self.mean(try foodTop.embedding(blockOutput: b0), try foodTop.embedding(blockOutput: b1))
     }
 
-    static func mean(_ a: [Float], _ b: [Float]) -> [Float] {
-        var out = a
-        for i in out.indices { out[i] = (a[i] + b[i]) * 0.5 }
-        return out
+    /// The backbone passes of stage 1, by `calibration.embeddingSource` and `localisationSize`: the whole-photo
+    /// embedding and ImageNet logits, and the feature map for boxes. `lap` marks the ends of the steps.
+    func forwardPasses(_ image: RGBImage, lap: (String) -> Void = { _ in }) throws -> Passes {
+        let localSize = calibration.localisationSize
+        let useTop = foodTop != nil
+        func tensor(_ size: Int) -> FloatImage {
+            ImageResampler.tensor(from: image, mode: .stretch, size: size, normalization: .efficientNetLite)
+        }
+        func embedding(_ outs: [BackboneOutput]) throws -> [Float] {
+            guard let foodTop else { return Self.meanOf(outs.map(\.embedding)) }
+            return Self.meanOf(try outs.map { out throws -> [Float] in
+                guard let block = out.blockOutput else {
+                    throw FoodVisionError.invalidInput(reason: "backbone returned no block output for the food top")
+                }
+                return try foodTop.embedding(blockOutput: block)
+            })
+        }
+        if calibration.embeddingSource == "localisation" {
+            let input = tensor(max(localSize, Self.inputSize))
+            lap("preprocess")
+            let out = try backbone.forward([input], includeFeatureMap: true, includeBlockOutput: useTop)
+            guard let first = out.first, let map = first.featureMap else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
+            lap("backbone_local")
+            return Passes(embedding: try embedding(out), backboneEmbedding: first.embedding, logits: first.logits, map: map,
+                          block: first.blockOutput, foodTop: foodTop)
+        }
+        let inputs = calibration.embeddingSource == "single" ? [Self.preprocess(image)] : Self.preprocessWithMirror(image)
+        let localInput = localSize > Self.inputSize ? tensor(localSize) : nil
+        lap("preprocess")
+        let outs = try backbone.forward(inputs, includeFeatureMap: localInput == nil, includeBlockOutput: useTop)
+        guard outs.count == inputs.count else { throw FoodVisionError.invalidInput(reason: "backbone returned nothing") }
+        lap("backbone")
+        var localMap = outs[0].featureMap, localBlock = outs[0].blockOutput
+        if let localInput {
+            let local = try backbone.forward([localInput], includeFeatureMap: true, includeBlockOutput: useTop).first
+            localMap = local?.featureMap
+            localBlock = local?.blockOutput
+        }
+        guard let map = localMap else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
+        lap("backbone_local")
+        return Passes(embedding: try embedding(outs), backboneEmbedding: Self.meanOf(outs.map(\.embedding)),
+                      logits: Self.meanOf(outs.map(\.logits)), map: map, block: localBlock, foodTop: foodTop)
+    }
+
+    /// The element-wise mean of equally long vectors.
+    static func meanOf(_ vectors: [[Float]]) -> [Float] {
+        guard var sum = vectors.first else { return [] }
+        for v in vectors.dropFirst() { for i in sum.indices { sum[i] += v[i] } }
+        if vectors.count > 1 { let k = 1 / Float(vectors.count); for i in sum.indices { sum[i] *= k } }
+        return sum
     }
 
     public func recognize(_ image: RGBImage) throws -> Recognition {
@@ -241,34 +316,12 @@ public final class FoodRecognizer: @unchecked Sendable {
             timings[name] = PhotoDecoder.milliseconds(now - t)
             t = now
         }
-        let inputs = Self.preprocessWithMirror(image)
-        let localSize = calibration.localisationSize
-        let localInput = localSize > Self.inputSize
-            ? ImageResampler.tensor(from: image, mode: .stretch, size: localSize, normalization: .efficientNetLite) : nil
-        lap("preprocess")
-        let useTop = foodTop != nil
-        let outs = try backbone.forward(inputs, includeFeatureMap: localInput == nil, includeBlockOutput: useTop)
-        guard outs.count == 2 else { throw FoodVisionError.invalidInput(reason: "backbone returned nothing") }
-        lap("backbone")
-        var localMap = outs[0].featureMap, localBlock = outs[0].blockOutput
-        if let localInput {
-            let local = try backbone.forward([localInput], includeFeatureMap: true, includeBlockOutput: useTop).first
-            localMap = local?.featureMap
-            localBlock = local?.blockOutput
-        }
-        guard let map = localMap else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
-        // The food map for boxes: the fine-tuned top's over the same cells (the coin finder keeps the original map).
-        var foodMap = map
-        if let foodTop {
-            guard let localBlock else { throw FoodVisionError.invalidInput(reason: "backbone returned no block output") }
-            foodMap = try foodTop.featureMap(blockOutput: localBlock)
-        }
-        lap("backbone_local")
-        let embedding = try foodEmbedding(outs)
-        let foodMass = FoodContext.mass(logits: Self.mean(outs[0].logits, outs[1].logits))
+        let passes = try forwardPasses(image, lap: lap)
+        let (embedding, map) = (passes.embedding, passes.map)
+        let foodMass = FoodContext.mass(logits: passes.logits)
         let top = try head.predict(embedding)
         // Learned foods were taught with the backbone's own embedding (`learn`), so they are matched on it.
-        let learned = matcher.labels.isEmpty ? nil : try matcher.match(Self.mean(outs[0].embedding, outs[1].embedding))
+        let learned = matcher.labels.isEmpty ? nil : try matcher.match(passes.backboneEmbedding)
         lap("head")
         let reference = coinFinder?.find(in: image, featureMap: map)
         lap("reference")
@@ -283,14 +336,82 @@ public final class FoodRecognizer: @unchecked Sendable {
         } else if foodMass >= calibration.foodContextThreshold {
             // A confident whole-photo label, or (a shared plate) confident regions of the map.
             let confident = (top.first?.probability ?? 0) >= calibration.unknownThreshold
-            foods = localise(map: foodMap, global: top, includeBest: confident, reference: reference,
-                             imageSize: (image.width, image.height))
+            let size = (image.width, image.height)
+            if let cellDetector, calibration.localiser != "cam" {
+                foods = detectCells(cellDetector, map: map, global: top, reference: reference, imageSize: size)
+            }
+            if foods.isEmpty {
+                foods = localise(map: try passes.foodMap(), global: top, includeBest: confident, reference: reference,
+                                 imageSize: size)
+            }
             unknown = foods.isEmpty
         } else {
             unknown = true
         }
         lap("localise")
         return Recognition(foods: foods, unknown: unknown, top: Array(top.prefix(5)), timings: timings, reference: reference)
+    }
+
+    /// Boxes from the per-cell detector: regions of its per-cell argmax (see `CellDetector.detect`), minus regions on
+    /// the reference coin. A region's confidence is its mean cell probability, blended with the whole-photo head's
+    /// probability of the label (`globalWeight`). When the whole-photo head is sure of a food the cell head has no
+    /// class for (it knows only the detection sets' labels), the regions become that one food.
+    func detectCells(_ detector: CellDetector, map: FloatImage, global: [LabelScore], reference: ReferenceObject?,
+                     imageSize: (width: Int, height: Int)) -> [DetectedFood] {
+        let probabilities = detector.probabilities(map)
+        var found = detector.detect(probabilities: probabilities, width: map.width, height: map.height)
+        if let coin = reference?.box {
+            found.removeAll { CellLabeling.overlap($0.box, coin) >= 0.5 * $0.box.area }
+        }
+        guard !found.isEmpty else { return [] }
+        let globalP = Dictionary(global.map { ($0.label, $0.probability) }, uniquingKeysWith: max)
+        let lw = detector.model.labelWeight
+        var items: [(label: String, confidence: Double, box: NormalizedBox)] = found.map { d in
+            var label = detector.classes[d.classIndex]
+            if lw > 0 {
+                // The whole-photo head as a prior over the region's label (labels it lacks get a uniform share).
+                let mean = CellDetector.meanProbabilities(probabilities, classes: detector.classes.count, width: map.width,
+                                                          height: map.height, in: d.box)
+                let floor = 1 / Double(max(head.classes.count, 1))
+                var best = -Double.infinity
+                for k in 1..<detector.classes.count {
+                    let g = Double(globalP[detector.classes[k]] ?? Float(floor))
+                    let score = (1 - lw) * log(Double(max(mean[k], 1e-6))) + lw * log(max(g, 1e-6))
+                    if score > best { best = score; label = detector.classes[k] }
+                }
+            }
+            let w = detector.model.globalWeight
+            let confidence = globalP[label].map { pow(d.confidence, 1 - w) * pow(Double(max($0, 1e-4)), w) } ?? d.confidence
+            return (label, confidence, d.box)
+        }
+        let model = detector.model
+        if let best = global.first, Double(best.probability) >= model.dominantProbability, detector.classes.contains(best.label) {
+            items = items.map { (best.label, $0.confidence, $0.box) }
+        }
+        // The answer for a person: confident regions, nested duplicates of a label dropped.
+        var kept: [(label: String, confidence: Double, box: NormalizedBox)] = []
+        for item in items.sorted(by: { $0.confidence > $1.confidence }) where item.confidence >= model.minConfidence {
+            let nested = kept.contains { k in
+                k.label == item.label && CellLabeling.overlap(k.box, item.box) >= model.containedFraction * item.box.area
+            }
+            if !nested { kept.append(item) }
+        }
+        items = kept
+        guard !items.isEmpty else { return [] }
+        if let best = global.first, best.probability >= 0.6, !detector.classes.contains(best.label) {
+            let x0 = items.map(\.box.x).min()!, y0 = items.map(\.box.y).min()!
+            let x1 = items.map { $0.box.x + $0.box.w }.max()!, y1 = items.map { $0.box.y + $0.box.h }.max()!
+            items = [(best.label, Double(best.probability), NormalizedBox(x: x0, y: y0, w: x1 - x0, h: y1 - y0))]
+        }
+        return items.map { item in
+            let disp = display(item.label)
+            let (grams, source) = GramsEstimator.estimate(label: item.label, portionGrams: disp.portionGrams, box: item.box,
+                                                          multipleFoods: items.count > 1, reference: reference,
+                                                          scaleModel: coinFinder?.model, imageSize: imageSize)
+            return DetectedFood(label: item.label, name: disp.name, nameZh: disp.nameZh, emoji: disp.emoji, color: disp.color,
+                                confidence: (item.confidence * 1000).rounded() / 1000, box: item.box.clipped,
+                                grams: grams, gramsSource: source, source: "model")
+        }.sorted { $0.confidence > $1.confidence }
     }
 
     /// Class activation maps → boxes. For every candidate label (the best one, plus others that are probable for

@@ -25,6 +25,7 @@ struct BenchStagesCommand: AsyncParsableCommand {
     @Option(help: "Models folder.") var models: String?
     @Flag(help: "Print JSON.") var json = false
     @Flag(help: "Allow timing a debug build.") var allowDebug = false
+    @OptionGroup var passes: PassOptions
 
     func validate() throws {
         if runs < 1 || threads < 1 { throw ValidationError("--runs and --threads must be at least 1") }
@@ -45,7 +46,7 @@ struct BenchStagesCommand: AsyncParsableCommand {
             if case .photo(let p) = item { return p } else { return nil }
         }
         guard !files.isEmpty else { throw ValidationError("no photos under \(paths.joined(separator: " "))") }
-        let recognizers = try loadRecognizers(threads: threads, models: models)
+        let recognizers = try passes.apply(loadRecognizers(threads: threads, models: models))
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
         var samples: [String: [Double]] = [:]
         func once(_ path: String, _ r: FoodRecognizer, record: Bool) throws {

@@ -33,10 +33,11 @@ struct EvalCommand: AsyncParsableCommand {
     @Option(help: "Threads.") var threads = ProcessInfo.processInfo.activeProcessorCount
     @Option(help: "Models folder.") var models: String?
     @Flag(help: "Print JSON.") var json = false
+    @OptionGroup var passes: PassOptions
 
     func run() async throws {
         let samples = try TrainingSet.folders(data)
-        let recognizers = try loadRecognizers(threads: threads, models: models)
+        let recognizers = try passes.apply(loadRecognizers(threads: threads, models: models))
         let progress = ProgressLine(total: samples.count)
         let report = ClassificationEvaluator(recognizers: recognizers)
             .evaluate(samples, calibration: recognizers[0].calibration) { _, _ in progress.advance("eval") }
@@ -176,6 +177,7 @@ struct EvalDetectCommand: AsyncParsableCommand {
     @Option(help: "Threads.") var threads = ProcessInfo.processInfo.activeProcessorCount
     @Option(help: "Models folder.") var models: String?
     @Flag(help: "Print JSON.") var json = false
+    @OptionGroup var passes: PassOptions
 
     func validate() throws {
         if data.isEmpty { throw ValidationError("give at least one --data FILE.jsonl") }
@@ -185,7 +187,7 @@ struct EvalDetectCommand: AsyncParsableCommand {
     func run() async throws {
         var records: [DetectionRecord] = []
         for d in data { records += try DetectionRecord.load(jsonl: d) }
-        let recognizers = try loadRecognizers(threads: threads, models: models)
+        let recognizers = try passes.apply(loadRecognizers(threads: threads, models: models))
         let progress = ProgressLine(total: records.count)
         let report = DetectionEvaluator(recognizers: recognizers).evaluate(records) { _, _ in progress.advance("eval-detect") }
         progress.finish()
@@ -204,6 +206,39 @@ struct EvalDetectCommand: AsyncParsableCommand {
                 print("    coin: found \(c.found) of \(c.photosWithCoin) photos with a coin, \(c.wrong) elsewhere"
                       + (c.medianDiameterErrorPercent.map { String(format: ", median diameter error %.1f %%", $0) } ?? ""))
             }
+        }
+    }
+}
+
+/// Overrides of stage 1's pass structure and localiser, for measuring the choices in `calibration.json`.
+struct PassOptions: ParsableArguments {
+    @Option(help: "Whole-photo embedding from: mirror_pair, single, localisation (default: calibration.json).") var embedding: String?
+    @Option(help: "Localisation pass input size (0 = reuse the 224 pass; default: calibration.json).") var localisationSize: Int?
+    @Option(help: "Boxes from: cells, cam (default: calibration.json).") var localiser: String?
+    @Option(help: "Cell head JSON to use instead of models/food-head/cell-head.json.") var cellHead: String?
+
+    func validate() throws {
+        if let e = embedding, !["mirror_pair", "single", "localisation"].contains(e) {
+            throw ValidationError("--embedding is mirror_pair, single or localisation, not \(e)")
+        }
+        if let l = localiser, !["cells", "cam"].contains(l) { throw ValidationError("--localiser is cells or cam, not \(l)") }
+        if let s = localisationSize, s != 0 && (s < 224 || s % 32 != 0) {
+            throw ValidationError("--localisation-size is 0 or a multiple of 32 of at least 224, not \(s)")
+        }
+    }
+
+    func apply(_ recognizers: [FoodRecognizer]) throws -> [FoodRecognizer] {
+        var detector: CellDetector??
+        if let cellHead {
+            let data = try Data(contentsOf: URL(fileURLWithPath: cellHead))
+            detector = .some(try CellDetector(model: JSONDecoder().decode(CellHeadModel.self, from: data)))
+        }
+        return recognizers.map { r in
+            var c = r.calibration
+            if let embedding { c.embeddingSource = embedding }
+            if let localisationSize { c.localisationSize = localisationSize }
+            if let localiser { c.localiser = localiser }
+            return r.with(calibration: c, cellDetector: detector)
         }
     }
 }

@@ -12,6 +12,7 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     TrainCommand.self,
     TrainReferenceCommand.self,
     FineTuneCommand.self,
+    TrainCellsCommand.self,
     LearnCommand.self,
     EvalCommand.self,
     CalibrateCommand.self,

@@ -338,3 +338,175 @@ struct TrainReferenceCommand: AsyncParsableCommand {
         print("wrote \(out)/coin-head.json and \(out)/reference.json (\(fitted.k.count) labels, fallback k \(fitted.fallbackK))")
     }
 }
+
+struct TrainCellsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "train-cells",
+        abstract: "Train the per-cell food detector (background + food labels over every cell of the localisation map).",
+        discussion: """
+        For every training record of the detection files (SOHL plates not held out, ECUSTFD train, fruit scenes), the \
+        backbone's feature map at each --sizes input (448 → 14×14 cells, 320 → 10×10; scales as augmentation), of the \
+        photo and (except ECUSTFD, which has plenty) its mirror image, gives labelled cells: a cell at least half \
+        covered by a box takes its label, a cell no box touches is background (the coin included), the rest is \
+        skipped. Up to --max-foreground / --max-background cells per map (--ecustfd-foreground / \
+        --ecustfd-background for ECUSTFD's one-food photos) train a softmax head (background first). Writes \
+        OUT/cell-head.json with the box thresholds and how it was trained.
+
+        Example:
+          foodmoment train-cells --data ../shared/data/detection/sohl.jsonl --data ../shared/data/detection/ecustfd.jsonl \\
+            --data ../shared/data/detection/fruitdet.jsonl
+        """
+    )
+
+    @Option(help: "Detection JSON-lines files.") var data: [String]
+    @Option(help: "Localisation input sizes to extract maps at.") var sizes: [Int] = [448, 384, 320]
+    @Option(help: "Foreground cells per map (SOHL, fruit scenes).") var maxForeground = 60
+    @Option(help: "Background cells per map (SOHL, fruit scenes).") var maxBackground = 30
+    @Option(help: "Foreground cells per map (ECUSTFD).") var ecustfdForeground = 6
+    @Option(help: "Background cells per map (ECUSTFD).") var ecustfdBackground = 5
+    @Option(help: "Output folder.") var out: String = "models/food-head"
+    @Option(help: "Models folder (backbone).") var models: String?
+    @Option(help: "Threads.") var threads = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: "L2 regularisation.") var l2: Float = 0.01
+    @Option(help: "Maximum epochs.") var epochs = 40
+    @Option(help: "Thresholds on a fine cell's argmax food probability; regions at each are pooled before NMS.") var minProbability: [Float] = [0.3, 0.5, 0.7]
+    @Option(help: "Regions smaller than this many map cells are dropped.") var minCells = 0.5
+    @Option(help: "Weight of the whole-photo head in a region's confidence (0 … 1).") var globalWeight = 0.0
+    @Option(help: "The answer keeps regions with at least this confidence.") var minConfidence = 0.5
+    @Option(help: "A region lying this much inside a better one of its label is dropped from the answer (1 = never).") var containedFraction = 0.7
+    @Option(help: "Cell cache: read the labelled cells from FILE when it exists, else extract and write them there.") var cache: String?
+
+    func validate() throws {
+        if data.isEmpty { throw ValidationError("give at least one --data FILE.jsonl") }
+        for d in data where !FileManager.default.fileExists(atPath: d) { throw ValidationError("no such file: \(d)") }
+        if minProbability.isEmpty || minProbability.contains(where: { !(0..<1).contains($0) }) {
+            throw ValidationError("--min-probability values must be in 0..<1")
+        }
+        if sizes.isEmpty || sizes.contains(where: { $0 < 224 || $0 % 32 != 0 }) { throw ValidationError("--sizes must be multiples of 32, at least 224") }
+    }
+
+    func run() async throws {
+        var records: [DetectionRecord] = []
+        for d in data { records += try DetectionRecord.load(jsonl: d) }
+        let train = records.filter(CellTraining.isTraining)
+        let labels = Set(train.flatMap { $0.boxes.map(\.label) }).sorted()
+        let classes = ["background"] + labels
+        let classIndex = Dictionary(uniqueKeysWithValues: classes.enumerated().map { ($1, $0) })
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        var xs: [[Float]] = [], ys: [Int] = []
+        if let cache, let cached = try CellCache.read(cache, classes: classes) {
+            (xs, ys) = cached
+            Output.note("train-cells: \(xs.count) cells from \(cache)")
+        } else {
+            (xs, ys) = try extract(train, classIndex: classIndex)
+            if let cache { try CellCache.write(cache, classes: classes, features: xs, labels: ys) }
+        }
+        try fit(xs, ys, classes: classes, photos: train.count)
+    }
+
+    func extract(_ train: [DetectionRecord], classIndex: [String: Int]) throws -> ([[Float]], [Int]) {
+        let recognizers = try loadRecognizers(threads: threads, models: models)
+        Output.note("train-cells: \(train.count) training photos, \(classIndex.count - 1) food labels, sizes \(sizes)")
+        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
+        let lock = NSLock()
+        nonisolated(unsafe) var perPhoto = [(features: [[Float]], labels: [Int])](repeating: ([], []), count: train.count)
+        nonisolated(unsafe) var done = 0
+        nonisolated(unsafe) var failures: [String] = []
+        DispatchQueue.concurrentPerform(iterations: recognizers.count) { w in
+            var i = w
+            while i < train.count {
+                defer { i += recognizers.count }
+                let r = train[i]
+                var rng = SplitMix64(seed: UInt64(i + 1))
+                let ecustfd = r.source == "ecustfd"
+                guard case .success(let (decoded, _)) = decoder.decode(path: r.image),
+                      let got = try? CellTraining.cells(of: decoded.image, record: r, classIndex: classIndex, sizes: sizes, mirror: !ecustfd,
+                                                        backbone: recognizers[w].backbone,
+                                                        maxForeground: ecustfd ? ecustfdForeground : maxForeground,
+                                                        maxBackground: ecustfd ? ecustfdBackground : maxBackground, rng: &rng)
+                else { lock.lock(); failures.append(r.image); lock.unlock(); continue }
+                lock.lock()
+                perPhoto[i] = got
+                done += 1
+                if done % 250 == 0 { Output.note("train-cells: \(done)/\(train.count) photos") }
+                lock.unlock()
+            }
+        }
+        for f in failures.prefix(5) { Output.note("note: could not use \(f)") }
+        return (perPhoto.flatMap(\.features), perPhoto.flatMap(\.labels))
+    }
+
+    func fit(_ xs: [[Float]], _ ys: [Int], classes: [String], photos: Int) throws {
+        var counts = [Int](repeating: 0, count: classes.count)
+        for y in ys { counts[y] += 1 }
+        Output.note("train-cells: \(xs.count) cells (\(counts[0]) background); fitting")
+        let head = try SoftmaxHead.train(embeddings: xs, labels: ys, classes: classes, l2: l2, holdOutFraction: 0.1,
+                                         maxEpochs: epochs, learningRate: 0.001, batchSize: 64, patience: 4)
+        var model = CellHeadModel(head: head)
+        model.minProbability = minProbability.min() ?? 0.4
+        model.minProbabilities = minProbability
+        model.minCells = minCells
+        model.globalWeight = globalWeight
+        model.minConfidence = minConfidence
+        model.containedFraction = containedFraction
+        let accuracy = head.report?.holdOutAccuracy.map { String(format: "%.3f", $0) } ?? "n/a"
+        model.note = "foodmoment train-cells: \(xs.count) cells (\(counts[0]) background) from \(photos) photos "
+            + "(SOHL plates not held out, ECUSTFD train, fruit scenes) at sizes \(sizes.map(String.init).joined(separator: "/")), "
+            + "mirrored except ECUSTFD; cell label = box covering ≥ 50 % of the cell, background = no box touches it; "
+            + "per map ≤ \(maxForeground)+\(maxBackground) cells (ECUSTFD \(ecustfdForeground)+\(ecustfdBackground)); l2 \(l2); "
+            + "hold-out cell accuracy \(accuracy) (epoch \(head.report?.bestEpoch ?? 0))."
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try encoder.encode(model).write(to: URL(fileURLWithPath: out + "/cell-head.json"))
+        print("wrote \(out)/cell-head.json (\(classes.count) classes, hold-out cell accuracy \(accuracy))")
+    }
+}
+
+/// The labelled cells of `train-cells` in one binary file (so thresholds and regularisation can be retried without
+/// the backbone): "FMCELLS1", class count, class names, cell count, dimension, features (Float32), labels (Int32).
+enum CellCache {
+    static func write(_ path: String, classes: [String], features: [[Float]], labels: [Int]) throws {
+        var data = Data("FMCELLS1".utf8)
+        func int(_ v: Int) { withUnsafeBytes(of: Int64(v).littleEndian) { data.append(contentsOf: $0) } }
+        int(classes.count)
+        for c in classes { int(c.utf8.count); data.append(contentsOf: Array(c.utf8)) }
+        let d = features.first?.count ?? 0
+        int(features.count); int(d)
+        for f in features { f.withUnsafeBytes { data.append(contentsOf: $0) } }
+        for l in labels { withUnsafeBytes(of: Int32(l).littleEndian) { data.append(contentsOf: $0) } }
+        try data.write(to: URL(fileURLWithPath: path))
+    }
+
+    /// The cells, or nil when the file is absent; an error when it was made for other classes.
+    static func read(_ path: String, classes: [String]) throws -> ([[Float]], [Int])? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return try data.withUnsafeBytes { raw -> ([[Float]], [Int]) in
+            var at = 8
+            guard raw.count >= 8, String(decoding: raw[0..<8], as: UTF8.self) == "FMCELLS1" else {
+                throw ValidationError("\(path) is not a train-cells cache; delete it")
+            }
+            func int() throws -> Int {
+                guard at + 8 <= raw.count else { throw ValidationError("\(path) is truncated; delete it") }
+                defer { at += 8 }
+                return Int(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: at, as: Int64.self)))
+            }
+            var names: [String] = []
+            for _ in 0..<(try int()) {
+                let n = try int()
+                guard at + n <= raw.count else { throw ValidationError("\(path) is truncated; delete it") }
+                names.append(String(decoding: raw[at..<(at + n)], as: UTF8.self)); at += n
+            }
+            guard names == classes else { throw ValidationError("\(path) was made for other classes; delete it") }
+            let count = try int(), d = try int()
+            guard at + count * d * 4 + count * 4 <= raw.count else { throw ValidationError("\(path) is truncated; delete it") }
+            var xs: [[Float]] = []
+            xs.reserveCapacity(count)
+            for i in 0..<count {
+                xs.append((0..<d).map { raw.loadUnaligned(fromByteOffset: at + (i * d + $0) * 4, as: Float.self) })
+            }
+            at += count * d * 4
+            let ys = (0..<count).map { Int(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: at + $0 * 4, as: Int32.self))) }
+            return (xs, ys)
+        }
+    }
+}

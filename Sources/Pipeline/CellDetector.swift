@@ -1,0 +1,334 @@
+public import FoodCore
+public import FoodVision
+import Foundation
+
+/// What one cell of the backbone's feature map is trained to say, derived from a photo's annotated boxes.
+public enum CellTarget: Sendable, Equatable {
+    case background
+    case label(Int)
+    /// Partly covered by a box: too ambiguous to train on either way.
+    case ignore
+}
+
+/// Cell labels from annotated boxes, for training the per-cell food detector.
+public enum CellLabeling {
+    /// For a `gridWidth × gridHeight` map over the photo: a cell at least `minOverlap` covered by a box takes that
+    /// box's label (the box covering it most; on a tie the smaller box, the more specific one); a cell no box touches
+    /// is background; anything in between is ignored. Boxes in `background` (the reference coin) count as background.
+    public static func targets(boxes: [(label: Int, box: NormalizedBox)], background: [NormalizedBox] = [],
+                               gridWidth: Int, gridHeight: Int, minOverlap: Double = 0.5) -> [CellTarget] {
+        var out = [CellTarget](repeating: .background, count: gridWidth * gridHeight)
+        let cw = 1 / Double(gridWidth), ch = 1 / Double(gridHeight)
+        for gy in 0..<gridHeight {
+            for gx in 0..<gridWidth {
+                let cell = NormalizedBox(x: Double(gx) * cw, y: Double(gy) * ch, w: cw, h: ch)
+                var best: (label: Int, cover: Double, area: Double)?
+                var touched = false
+                for b in boxes {
+                    let cover = overlap(cell, b.box) / cell.area
+                    guard cover > 1e-9 else { continue }
+                    touched = true
+                    if best == nil || cover > best!.cover + 1e-9 || (abs(cover - best!.cover) <= 1e-9 && b.box.area < best!.area) {
+                        best = (b.label, cover, b.box.area)
+                    }
+                }
+                if let best, best.cover >= minOverlap {
+                    out[gy * gridWidth + gx] = .label(best.label)
+                } else if touched {
+                    out[gy * gridWidth + gx] = .ignore
+                }
+            }
+        }
+        return out
+    }
+
+    /// The area two boxes share.
+    static func overlap(_ a: NormalizedBox, _ b: NormalizedBox) -> Double {
+        let ix = max(0, min(a.x + a.w, b.x + b.w) - max(a.x, b.x))
+        let iy = max(0, min(a.y + a.h, b.y + b.h) - max(a.y, b.y))
+        return ix * iy
+    }
+
+    /// The same boxes mirrored left-right (for the mirrored photo).
+    public static func mirrored(_ box: NormalizedBox) -> NormalizedBox {
+        NormalizedBox(x: 1 - box.x - box.w, y: box.y, w: box.w, h: box.h)
+    }
+}
+
+/// One food region found by the cell detector.
+public struct CellDetection: Sendable, Equatable {
+    public var classIndex: Int
+    public var confidence: Double
+    public var box: NormalizedBox
+    /// Fine-grid cells in the region.
+    public var size: Int
+
+    public init(classIndex: Int, confidence: Double, box: NormalizedBox, size: Int) {
+        self.classIndex = classIndex; self.confidence = confidence; self.box = box; self.size = size
+    }
+}
+
+/// Regions of a per-cell class map → boxes, and non-maximum suppression.
+public enum CellRegions {
+    /// 4-connected regions of equal owner (owner < 0 = nobody) on a `width × height` grid, in scan order.
+    public static func regions(owner: [Int], width: Int, height: Int) -> [(owner: Int, members: [Int])] {
+        precondition(owner.count == width * height, "owner map has \(owner.count) cells, expected \(width)×\(height)")
+        var seen = [Bool](repeating: false, count: owner.count)
+        var out: [(Int, [Int])] = []
+        for start in owner.indices where owner[start] >= 0 && !seen[start] {
+            var stack = [start], members: [Int] = []
+            seen[start] = true
+            while let p = stack.popLast() {
+                members.append(p)
+                let y = p / width, x = p % width
+                for (dy, dx) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
+                    let ny = y + dy, nx = x + dx
+                    guard ny >= 0, ny < height, nx >= 0, nx < width else { continue }
+                    let n = ny * width + nx
+                    if !seen[n] && owner[n] == owner[start] { seen[n] = true; stack.append(n) }
+                }
+            }
+            out.append((owner[start], members))
+        }
+        return out
+    }
+
+    /// The normalised bounding box of a region's cells.
+    public static func box(of members: [Int], width: Int, height: Int) -> NormalizedBox {
+        guard !members.isEmpty else { return NormalizedBox(x: 0, y: 0, w: 0, h: 0) }
+        var x0 = width, y0 = height, x1 = -1, y1 = -1
+        for p in members {
+            let x = p % width, y = p / width
+            x0 = min(x0, x); x1 = max(x1, x); y0 = min(y0, y); y1 = max(y1, y)
+        }
+        return NormalizedBox(x: Double(x0) / Double(width), y: Double(y0) / Double(height),
+                             w: Double(x1 - x0 + 1) / Double(width), h: Double(y1 - y0 + 1) / Double(height))
+    }
+
+    /// Greedy NMS: best first; a detection is dropped when it overlaps a kept one of the same class by more than
+    /// `iou`, or any kept one by more than `crossClassIoU`.
+    public static func nms(_ detections: [CellDetection], iou: Double, crossClassIoU: Double = 1) -> [CellDetection] {
+        var kept: [CellDetection] = []
+        for d in detections.sorted(by: { $0.confidence > $1.confidence }) {
+            let clash = kept.contains { k in
+                let o = k.box.iou(d.box)
+                return (k.classIndex == d.classIndex && o > iou) || o > crossClassIoU
+            }
+            if !clash { kept.append(d) }
+        }
+        return kept
+    }
+}
+
+/// `models/food-head/cell-head.json`: a softmax over (background + food labels) for every cell of the localisation
+/// pass's feature map, with the thresholds that turn its argmax into boxes and how it was trained.
+public struct CellHeadModel: Sendable, Codable, Equatable {
+    /// Classes: `background` first, then the food labels.
+    public var head: SoftmaxHead
+    /// A fine cell belongs to its argmax food when that food's probability reaches this.
+    public var minProbability: Float = 0.4
+    /// When set, regions are taken at each of these thresholds and pooled before NMS (high thresholds split
+    /// touching fruits, low ones keep whole dishes); `minProbability` otherwise.
+    public var minProbabilities: [Float]?
+    /// How regions at several thresholds combine: `pool` (all of them, then NMS) or `split` (a region is replaced
+    /// by its parts at the next threshold only when it falls apart into two or more there).
+    public var thresholdMode: String = "pool"
+    /// Regions smaller than this many map cells are dropped.
+    public var minCells: Double = 0.5
+    /// Probability maps are upsampled this many times (bilinear) before regions are taken.
+    public var upsample: Int = 4
+    public var nmsIoU: Double = 0.5
+    public var crossClassIoU: Double = 0.8
+    /// confidence = region probability^(1−w) · whole-photo probability of the label^w (labels the whole-photo head
+    /// knows); 0 = the cells alone.
+    public var globalWeight: Double = 0
+    /// What a photo's answer keeps: regions with at least this confidence …
+    public var minConfidence: Double = 0
+    /// … that do not lie this much (share of their area) inside a better region of the same label …
+    public var containedFraction: Double = 1
+    /// … and, when the whole-photo head gives a label the cell head knows at least this probability, that label for
+    /// every region (one kind of food in the photo).
+    public var dominantProbability: Double = 2
+    /// A region's label = argmax over foods of (its cells' mean probability)^(1−w) · (whole-photo probability)^w;
+    /// 0 = the cells' own argmax.
+    public var labelWeight: Double = 0
+    public var note: String = ""
+
+    public init(head: SoftmaxHead) { self.head = head }
+
+    enum CodingKeys: String, CodingKey {
+        case head, note, upsample
+        case minProbability = "min_probability", minProbabilities = "min_probabilities", thresholdMode = "threshold_mode", minCells = "min_cells", nmsIoU = "nms_iou", crossClassIoU = "cross_class_iou"
+        case globalWeight = "global_weight", minConfidence = "min_confidence", containedFraction = "contained_fraction"
+        case dominantProbability = "dominant_probability", labelWeight = "label_weight"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        head = try c.decode(SoftmaxHead.self, forKey: .head)
+        minProbability = try c.decodeIfPresent(Float.self, forKey: .minProbability) ?? 0.4
+        minProbabilities = try c.decodeIfPresent([Float].self, forKey: .minProbabilities)
+        thresholdMode = try c.decodeIfPresent(String.self, forKey: .thresholdMode) ?? "pool"
+        minCells = try c.decodeIfPresent(Double.self, forKey: .minCells) ?? 0.5
+        upsample = try c.decodeIfPresent(Int.self, forKey: .upsample) ?? 4
+        nmsIoU = try c.decodeIfPresent(Double.self, forKey: .nmsIoU) ?? 0.5
+        crossClassIoU = try c.decodeIfPresent(Double.self, forKey: .crossClassIoU) ?? 0.8
+        globalWeight = try c.decodeIfPresent(Double.self, forKey: .globalWeight) ?? 0
+        minConfidence = try c.decodeIfPresent(Double.self, forKey: .minConfidence) ?? 0
+        containedFraction = try c.decodeIfPresent(Double.self, forKey: .containedFraction) ?? 1
+        dominantProbability = try c.decodeIfPresent(Double.self, forKey: .dominantProbability) ?? 2
+        labelWeight = try c.decodeIfPresent(Double.self, forKey: .labelWeight) ?? 0
+        note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
+    }
+}
+
+/// The per-cell food detector: the cell head as a 1×1 convolution over the feature map, a softmax per cell, and
+/// connected regions of the (upsampled) per-cell argmax as boxes.
+public struct CellDetector: Sendable {
+    public let model: CellHeadModel
+    private let conv: PointwiseConv2D
+
+    public var classes: [String] { model.head.classes }
+
+    public init(model: CellHeadModel) throws {
+        let head = model.head
+        guard head.classes.first == "background", head.classes.count >= 2 else {
+            throw FoodVisionError.invalidInput(reason: "cell head classes start with \(head.classes.first ?? "nothing"); expected background first and at least one food")
+        }
+        guard model.upsample >= 1 else { throw FoodVisionError.invalidInput(reason: "cell head upsample is \(model.upsample); use 1 or more") }
+        let c = head.classes.count, d = head.dimension
+        var w = [Float](repeating: 0, count: c * d), b = head.bias
+        for i in 0..<c {
+            var shift: Float = 0
+            for k in 0..<d {
+                let wk = head.weights[i * d + k] * head.featureScale[k]
+                w[i * d + k] = wk
+                shift += wk * head.featureMean[k]
+            }
+            b[i] -= shift
+        }
+        self.model = model
+        conv = PointwiseConv2D(weightsOI: w, bias: b, inChannels: d, outChannels: c, activation: .none)
+    }
+
+    /// `models/food-head/cell-head.json`, or nil when absent.
+    public static func load(modelsDirectory: String) throws -> CellDetector? {
+        let path = modelsDirectory + "/food-head/cell-head.json"
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        do {
+            return try CellDetector(model: JSONDecoder().decode(CellHeadModel.self, from: data))
+        } catch {
+            throw FoodVisionError.invalidInput(reason: "cannot read \(path): \(error); retrain it with `foodmoment train-cells`")
+        }
+    }
+
+    /// Per-cell class probabilities (row-major cells × classes).
+    public func probabilities(_ map: FloatImage) -> [Float] {
+        let c = classes.count
+        precondition(map.channels == model.head.dimension, "feature map has \(map.channels) channels, the cell head \(model.head.dimension)")
+        var p = conv(Tensor(batch: 1, height: map.height, width: map.width, channels: map.channels, values: map.values)).values
+        let cells = map.width * map.height
+        p.withUnsafeMutableBufferPointer { v in
+            for cell in 0..<cells {
+                let base = cell * c
+                var m = -Float.infinity
+                for i in 0..<c { m = max(m, v[base + i]) }
+                var s: Float = 0
+                for i in 0..<c { let e = expf(v[base + i] - m); v[base + i] = e; s += e }
+                let inv = 1 / s
+                for i in 0..<c { v[base + i] *= inv }
+            }
+        }
+        return p
+    }
+
+    /// Mean class probabilities over the cells whose centres lie in `box` (the nearest cell when none does).
+    public static func meanProbabilities(_ p: [Float], classes c: Int, width gw: Int, height gh: Int, in box: NormalizedBox) -> [Float] {
+        var sum = [Float](repeating: 0, count: c), n = 0
+        for y in 0..<gh {
+            let cy = (Double(y) + 0.5) / Double(gh)
+            guard cy >= box.y, cy <= box.y + box.h else { continue }
+            for x in 0..<gw {
+                let cx = (Double(x) + 0.5) / Double(gw)
+                guard cx >= box.x, cx <= box.x + box.w else { continue }
+                for k in 0..<c { sum[k] += p[(y * gw + x) * c + k] }
+                n += 1
+            }
+        }
+        if n == 0 {
+            let x = min(gw - 1, Int((box.x + box.w / 2) * Double(gw))), y = min(gh - 1, Int((box.y + box.h / 2) * Double(gh)))
+            return Array(p[((y * gw + x) * c)..<((y * gw + x + 1) * c)])
+        }
+        return sum.map { $0 / Float(n) }
+    }
+
+    /// Boxes from per-cell probabilities on a `width × height` grid (see `probabilities`).
+    public func detect(probabilities p: [Float], width gw: Int, height gh: Int) -> [CellDetection] {
+        Self.detect(probabilities: p, classes: classes.count, width: gw, height: gh, upsample: model.upsample,
+                    thresholds: model.minProbabilities ?? [model.minProbability], split: model.thresholdMode == "split",
+                    minCells: model.minCells, nmsIoU: model.nmsIoU,
+                    crossClassIoU: model.crossClassIoU)
+    }
+
+    /// The detection rule on its own (class 0 = background): upsample every class map bilinearly, give each fine
+    /// cell to its argmax class when that is a food with probability ≥ a threshold, take connected regions (at every
+    /// threshold of `thresholds`), drop those under `minCells` map cells, box each, score it by its mean probability,
+    /// NMS over all. With `split`, thresholds are a hierarchy instead: a region at one threshold is replaced by its
+    /// parts at the next only when it falls apart into two or more there (touching fruits), else kept whole (a dish
+    /// with uneven confidence).
+    public static func detect(probabilities p: [Float], classes c: Int, width gw: Int, height gh: Int, upsample s: Int,
+                              thresholds: [Float], split: Bool = false, minCells: Double, nmsIoU: Double, crossClassIoU: Double) -> [CellDetection] {
+        precondition(p.count == gw * gh * c, "probabilities: \(p.count) values for \(gw)×\(gh) cells × \(c) classes")
+        let fw = gw * s, fh = gh * s
+        var argmax = [Int](repeating: 0, count: fw * fh)
+        var ownerP = [Float](repeating: 0, count: fw * fh)
+        var fine = [Float](repeating: 0, count: c)
+        for fy in 0..<fh {
+            let v = min(max((Float(fy) + 0.5) / Float(s) - 0.5, 0), Float(gh - 1))
+            let y0 = Int(v), y1 = min(y0 + 1, gh - 1), ty = v - Float(y0)
+            for fx in 0..<fw {
+                let u = min(max((Float(fx) + 0.5) / Float(s) - 0.5, 0), Float(gw - 1))
+                let x0 = Int(u), x1 = min(x0 + 1, gw - 1), tx = u - Float(x0)
+                let a = (y0 * gw + x0) * c, b = (y0 * gw + x1) * c, cc = (y1 * gw + x0) * c, d = (y1 * gw + x1) * c
+                let wa = (1 - tx) * (1 - ty), wb = tx * (1 - ty), wc = (1 - tx) * ty, wd = tx * ty
+                var best = 0, bestP = -Float.infinity
+                for k in 0..<c {
+                    fine[k] = p[a + k] * wa + p[b + k] * wb + p[cc + k] * wc + p[d + k] * wd
+                    if fine[k] > bestP { bestP = fine[k]; best = k }
+                }
+                argmax[fy * fw + fx] = best; ownerP[fy * fw + fx] = bestP
+            }
+        }
+        var found: [CellDetection] = []
+        let minFine = max(1, Int((minCells * Double(s * s)).rounded(.up)))
+        let levels = split ? thresholds.sorted() : thresholds
+        var regions: [[(owner: Int, members: [Int])]] = []
+        var regionAt: [[Int]] = []
+        for threshold in levels {
+            let owner = argmax.indices.map { argmax[$0] != 0 && ownerP[$0] >= threshold ? argmax[$0] : -1 }
+            let level = CellRegions.regions(owner: owner, width: fw, height: fh).filter { $0.members.count >= minFine }
+            var at = [Int](repeating: -1, count: fw * fh)
+            for (k, r) in level.enumerated() { for m in r.members { at[m] = k } }
+            regions.append(level); regionAt.append(at)
+        }
+        func add(_ region: (owner: Int, members: [Int])) {
+            let mean = region.members.reduce(Float(0)) { $0 + ownerP[$1] } / Float(region.members.count)
+            let d = CellDetection(classIndex: region.owner, confidence: Double(mean),
+                                  box: CellRegions.box(of: region.members, width: fw, height: fh), size: region.members.count)
+            if !found.contains(d) { found.append(d) }
+        }
+        func emit(_ level: Int, _ k: Int) {
+            if level + 1 < levels.count {
+                let parts = regions[level + 1].indices.filter { regionAt[level][regions[level + 1][$0].members[0]] == k }
+                if parts.count >= 2 { for part in parts { emit(level + 1, part) }; return }
+            }
+            add(regions[level][k])
+        }
+        if split, !levels.isEmpty {
+            for k in regions[0].indices { emit(0, k) }
+        } else {
+            for level in regions { for r in level { add(r) } }
+        }
+        return CellRegions.nms(found, iou: nmsIoU, crossClassIoU: crossClassIoU)
+    }
+}
