@@ -138,6 +138,21 @@ public enum ImageResampler {
         }
     }
 
+    /// A normalised `width × height × 3` tensor (`.stretch` / `.center` / `.region`; `.fit` is square only) — e.g. a
+    /// localisation pass that keeps the photo's aspect.
+    public static func tensor(from image: RGBImage, mode: CropMode, width: Int, height: Int,
+                              normalization: Normalization = .efficientNetLite) -> FloatImage {
+        if width == height { return tensor(from: image, mode: mode, size: width, normalization: normalization) }
+        precondition(width > 0 && height > 0 && image.width > 0 && image.height > 0, "tensor: empty image or size")
+        let r = sourceRect(image, mode: mode == .fit(fill: 0) ? .stretch : mode)
+        var values = resampleFloat(image, x0: r.x, y0: r.y, w: r.w, h: r.h, outWidth: width, outHeight: height)
+        let mean = normalization.mean, scale = normalization.scale
+        values.withUnsafeMutableBufferPointer { v in
+            for i in 0..<v.count { v[i] = (v[i] - mean) * scale }
+        }
+        return FloatImage(width: width, height: height, channels: 3, values: values)
+    }
+
     /// A normalised `size × size × 3` tensor for the CNN from a crop of the image.
     public static func tensor(from image: RGBImage, mode: CropMode, size: Int,
                               normalization: Normalization = .efficientNetLite) -> FloatImage {

@@ -44,15 +44,16 @@ public enum CellTraining {
         return (features, labels)
     }
 
-    /// The labelled cells of one photo for every localisation size in `sizes`, plain and (with `mirror`) mirrored.
+    /// The labelled cells of one photo for every localisation size in `sizes` and input shape in `aspects` (false =
+    /// stretched square, true = aspect kept, see `LocalisationInput`), plain and (with `mirror`) mirrored.
     /// `classIndex` maps a box label to its class (0 = background); unknown labels are ignored cells.
     public static func cells(of image: RGBImage, record: DetectionRecord, classIndex: [String: Int], sizes: [Int], mirror: Bool,
-                             backbone: EfficientNetLite0, maxForeground: Int, maxBackground: Int,
+                             aspects: [Bool] = [false], backbone: EfficientNetLite0, maxForeground: Int, maxBackground: Int,
                              rng: inout SplitMix64) throws -> (features: [[Float]], labels: [Int]) {
         let views: [(RGBImage, Bool)] = mirror ? [(image, false), (image.applying(.upMirrored), true)] : [(image, false)]
         var features: [[Float]] = [], labels: [Int] = []
-        for size in sizes {
-            let inputs = views.map { ImageResampler.tensor(from: $0.0, mode: .stretch, size: size, normalization: .efficientNetLite) }
+        for size in sizes { for keepAspect in aspects {
+            let inputs = views.map { LocalisationInput.tensor($0.0, size: size, keepAspect: keepAspect) }
             let outs = try backbone.forward(inputs, includeFeatureMap: true)
             for (k, out) in outs.enumerated() {
                 guard let map = out.featureMap else { continue }
@@ -72,7 +73,7 @@ public enum CellTraining {
                 let got = cells(of: map, targets: targets, maxForeground: maxForeground, maxBackground: maxBackground, rng: &rng)
                 features += got.features; labels += got.labels
             }
-        }
+        } }
         return (features, labels)
     }
 }

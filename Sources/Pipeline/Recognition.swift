@@ -81,6 +81,15 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     public var embeddingSource: String = "mirror_pair"
     /// Boxes from `cells` (the per-cell detector, `cell-head.json`, when present) or `cam` (class activation maps).
     public var localiser: String = "cells"
+    /// One answer per food for a person (see `FoodConsolidation`): regions whose label the whole photo rules out
+    /// take the dominant label, touching regions of one label become one food, specks next to bigger foods go.
+    /// false = every region the detector ranks (what `eval-detect --raw-boxes` scores).
+    public var consolidate: Bool = true
+    /// The localisation pass keeps the photo's aspect (long side `localisationSize`, short side the nearest
+    /// multiple of 32) instead of stretching it to a square: no distortion, and a 4:3 photo costs 448×352 instead of
+    /// 448×448. The cell detector and the coin head must be trained the same way (`train-cells --keep-aspect`,
+    /// `train-reference` follows this file).
+    public var keepAspect: Bool = false
     public var note: String = "defaults"
 
     public init() {}
@@ -96,6 +105,8 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
         singleFoodCellThreshold = try c.decodeIfPresent(Float.self, forKey: .singleFoodCellThreshold) ?? cellThreshold
         embeddingSource = try c.decodeIfPresent(String.self, forKey: .embeddingSource) ?? "mirror_pair"
         localiser = try c.decodeIfPresent(String.self, forKey: .localiser) ?? "cells"
+        consolidate = try c.decodeIfPresent(Bool.self, forKey: .consolidate) ?? true
+        keepAspect = try c.decodeIfPresent(Bool.self, forKey: .keepAspect) ?? false
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
     }
 }
@@ -104,6 +115,23 @@ extension RecognitionCalibration {
     /// The unknown / not-food decision.
     public func rejects(headProbability: Float, foodContext: Float) -> Bool {
         headProbability < unknownThreshold || foodContext < foodContextThreshold
+    }
+}
+
+/// The localisation pass's input: the photo stretched to `size × size`, or (keeping the aspect) its long side
+/// `size` and its short side the nearest multiple of 32 (one map cell per 32 input pixels), at least 224.
+public enum LocalisationInput {
+    public static func dimensions(imageWidth: Int, imageHeight: Int, size: Int, keepAspect: Bool) -> (width: Int, height: Int) {
+        guard keepAspect, imageWidth > 0, imageHeight > 0, imageWidth != imageHeight else { return (size, size) }
+        let long = max(imageWidth, imageHeight), short = min(imageWidth, imageHeight)
+        let scaled = Double(size) * Double(short) / Double(long)
+        let side = min(size, max(224, Int((scaled / 32).rounded()) * 32))
+        return imageWidth > imageHeight ? (size, side) : (side, size)
+    }
+
+    public static func tensor(_ image: RGBImage, size: Int, keepAspect: Bool) -> FloatImage {
+        let (w, h) = dimensions(imageWidth: image.width, imageHeight: image.height, size: size, keepAspect: keepAspect)
+        return ImageResampler.tensor(from: image, mode: .stretch, width: w, height: h, normalization: .efficientNetLite)
     }
 }
 
@@ -283,7 +311,8 @@ public final class FoodRecognizer: @unchecked Sendable {
                           block: first.blockOutput, foodTop: foodTop)
         }
         let inputs = calibration.embeddingSource == "single" ? [Self.preprocess(image)] : Self.preprocessWithMirror(image)
-        let localInput = localSize > Self.inputSize ? tensor(localSize) : nil
+        let localInput = localSize > Self.inputSize
+            ? LocalisationInput.tensor(image, size: localSize, keepAspect: calibration.keepAspect) : nil
         lap("preprocess")
         let outs = try backbone.forward(inputs, includeFeatureMap: localInput == nil, includeBlockOutput: useTop)
         guard outs.count == inputs.count else { throw FoodVisionError.invalidInput(reason: "backbone returned nothing") }
@@ -398,6 +427,11 @@ public final class FoodRecognizer: @unchecked Sendable {
         }
         items = kept
         guard !items.isEmpty else { return [] }
+        if calibration.consolidate {
+            let merged = FoodConsolidation.consolidate(items.map { .init(label: $0.label, confidence: $0.confidence, box: $0.box) },
+                                                       photo: global)
+            items = merged.map { ($0.label, $0.confidence, $0.box) }
+        }
         if let best = global.first, best.probability >= 0.6, !detector.classes.contains(best.label) {
             let x0 = items.map(\.box.x).min()!, y0 = items.map(\.box.y).min()!
             let x1 = items.map { $0.box.x + $0.box.w }.max()!, y1 = items.map { $0.box.y + $0.box.h }.max()!

@@ -255,7 +255,7 @@ struct TrainReferenceCommand: AsyncParsableCommand {
                 defer { i += recognizers.count }
                 var rng = SplitMix64(seed: UInt64(i + 1))
                 guard case .success(let (decoded, _)) = decoder.decode(path: jobs[i].path) else { continue }
-                let input = ImageResampler.tensor(from: decoded.image, mode: .stretch, size: size, normalization: .efficientNetLite)
+                let input = LocalisationInput.tensor(decoded.image, size: size, keepAspect: recognizers[w].calibration.keepAspect)
                 guard let map = (try? recognizers[w].backbone.forward([input], includeFeatureMap: true))?.first?.featureMap else { continue }
                 let gw = map.width, gh = map.height, d = map.channels
                 func cell(_ x: Int, _ y: Int) -> [Float] { Array(map.values[((y * gw + x) * d)..<((y * gw + x + 1) * d)]) }
@@ -360,6 +360,8 @@ struct TrainCellsCommand: AsyncParsableCommand {
 
     @Option(help: "Detection JSON-lines files.") var data: [String]
     @Option(help: "Localisation input sizes to extract maps at.") var sizes: [Int] = [448, 384, 320]
+    @Option(help: "Map shapes to extract: stretch (square), keep (the photo's aspect, long side = size, as calibration.json's keepAspect), or both.") var aspect = "stretch"
+
     @Option(help: "Foreground cells per map (SOHL, fruit scenes).") var maxForeground = 60
     @Option(help: "Background cells per map (SOHL, fruit scenes).") var maxBackground = 30
     @Option(help: "Foreground cells per map (ECUSTFD).") var ecustfdForeground = 6
@@ -383,7 +385,10 @@ struct TrainCellsCommand: AsyncParsableCommand {
             throw ValidationError("--min-probability values must be in 0..<1")
         }
         if sizes.isEmpty || sizes.contains(where: { $0 < 224 || $0 % 32 != 0 }) { throw ValidationError("--sizes must be multiples of 32, at least 224") }
+        guard ["stretch", "keep", "both"].contains(aspect) else { throw ValidationError("--aspect is stretch, keep or both, not \(aspect)") }
     }
+
+    var aspects: [Bool] { aspect == "both" ? [false, true] : [aspect == "keep"] }
 
     func run() async throws {
         var records: [DetectionRecord] = []
@@ -421,7 +426,7 @@ struct TrainCellsCommand: AsyncParsableCommand {
                 let ecustfd = r.source == "ecustfd"
                 guard case .success(let (decoded, _)) = decoder.decode(path: r.image),
                       let got = try? CellTraining.cells(of: decoded.image, record: r, classIndex: classIndex, sizes: sizes, mirror: !ecustfd,
-                                                        backbone: recognizers[w].backbone,
+                                                        aspects: aspects, backbone: recognizers[w].backbone,
                                                         maxForeground: ecustfd ? ecustfdForeground : maxForeground,
                                                         maxBackground: ecustfd ? ecustfdBackground : maxBackground, rng: &rng)
                 else { lock.lock(); failures.append(r.image); lock.unlock(); continue }
@@ -451,7 +456,7 @@ struct TrainCellsCommand: AsyncParsableCommand {
         model.containedFraction = containedFraction
         let accuracy = head.report?.holdOutAccuracy.map { String(format: "%.3f", $0) } ?? "n/a"
         model.note = "foodmoment train-cells: \(xs.count) cells (\(counts[0]) background) from \(photos) photos "
-            + "(SOHL plates not held out, ECUSTFD train, fruit scenes) at sizes \(sizes.map(String.init).joined(separator: "/")), "
+            + "(SOHL plates not held out, ECUSTFD train, fruit scenes) at sizes \(sizes.map(String.init).joined(separator: "/")), map shapes: \(aspect), "
             + "mirrored except ECUSTFD; cell label = box covering ≥ 50 % of the cell, background = no box touches it; "
             + "per map ≤ \(maxForeground)+\(maxBackground) cells (ECUSTFD \(ecustfdForeground)+\(ecustfdBackground)); l2 \(l2); "
             + "hold-out cell accuracy \(accuracy) (epoch \(head.report?.bestEpoch ?? 0))."
