@@ -5,6 +5,10 @@ import Foundation
 public struct LabelScore: Sendable, Equatable, Codable {
     public var label: String
     public var probability: Float
+
+    public init(label: String, probability: Float) {
+        self.label = label; self.probability = probability
+    }
 }
 
 /// A multinomial logistic-regression food head over backbone embeddings.
