@@ -105,6 +105,15 @@ public final class EmbeddingExtractor: @unchecked Sendable {
     /// The training views of one photo: the whole region, its mirror image, and `views - 2` random crops
     /// (70–95 % of the region's area, aspect jittered, mirrored at random).
     public static func views(of image: RGBImage, region: NormalizedBox?, count: Int, rng: inout SplitMix64) -> [FloatImage] {
+        augmentedViews(of: image, region: region, count: count, area: 0.7...0.95, aspect: 0.8...1.25, colourJitter: false, rng: &rng)
+    }
+
+    /// The whole region, its mirror image, and `count - 2` random crops (`area` of the region, aspect in `aspect`,
+    /// mirrored at random), each crop with a mild colour jitter when `colourJitter` (brightness ±0.08, per-channel
+    /// gain 0.9…1.1 on the normalised values). The random draws per crop are area, aspect, x, y, mirror, then the
+    /// jitter, so the plain views of a seed do not change when jitter is added elsewhere.
+    static func augmentedViews(of image: RGBImage, region: NormalizedBox?, count: Int, area: ClosedRange<Double>,
+                               aspect: ClosedRange<Double>, colourJitter: Bool, rng: inout SplitMix64) -> [FloatImage] {
         let base = region ?? .whole
         var out: [FloatImage] = []
         let mirrored = image.applying(.upMirrored)
@@ -115,12 +124,18 @@ public final class EmbeddingExtractor: @unchecked Sendable {
         out.append(tensor(image, base))
         if count > 1 { out.append(tensor(mirrored, mirror(base))) }
         while out.count < count {
-            let area = Double.random(in: 0.7...0.95, using: &rng)
-            let aspect = Double.random(in: 0.8...1.25, using: &rng)
-            let w = min(1, (area * aspect).squareRoot()), h = min(1, (area / aspect).squareRoot())
+            let a = Double.random(in: area, using: &rng)
+            let r = Double.random(in: aspect, using: &rng)
+            let w = min(1, (a * r).squareRoot()), h = min(1, (a / r).squareRoot())
             let x = Double.random(in: 0...(1 - w), using: &rng), y = Double.random(in: 0...(1 - h), using: &rng)
             let crop = NormalizedBox(x: base.x + x * base.w, y: base.y + y * base.h, w: w * base.w, h: h * base.h)
-            out.append(Bool.random(using: &rng) ? tensor(mirrored, mirror(crop)) : tensor(image, crop))
+            var view = Bool.random(using: &rng) ? tensor(mirrored, mirror(crop)) : tensor(image, crop)
+            if colourJitter {
+                let brightness = Float.random(in: -0.08...0.08, using: &rng)
+                let gains = (0..<3).map { _ in Float.random(in: 0.9...1.1, using: &rng) }
+                for i in view.values.indices { view.values[i] = min(1, max(-1, view.values[i] * gains[i % 3] + brightness)) }
+            }
+            out.append(view)
         }
         return out
     }

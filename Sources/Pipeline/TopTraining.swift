@@ -8,28 +8,7 @@ extension EmbeddingExtractor {
     /// (30–100 % of the region's area, aspect 3:4…4:3, mirrored at random); every crop gets a mild colour jitter
     /// (brightness ±0.08, per-channel gain 0.9…1.1 on the normalised values).
     public static func strongViews(of image: RGBImage, region: NormalizedBox?, count: Int, rng: inout SplitMix64) -> [FloatImage] {
-        let base = region ?? .whole
-        var out: [FloatImage] = []
-        let mirrored = image.applying(.upMirrored)
-        func tensor(_ img: RGBImage, _ box: NormalizedBox) -> FloatImage {
-            ImageResampler.tensor(from: img, mode: .region(box), size: FoodRecognizer.inputSize)
-        }
-        func mirror(_ b: NormalizedBox) -> NormalizedBox { NormalizedBox(x: 1 - b.x - b.w, y: b.y, w: b.w, h: b.h) }
-        out.append(tensor(image, base))
-        if count > 1 { out.append(tensor(mirrored, mirror(base))) }
-        while out.count < count {
-            let area = Double.random(in: 0.3...1.0, using: &rng)
-            let aspect = Double.random(in: 0.75...(4.0 / 3.0), using: &rng)
-            let w = min(1, (area * aspect).squareRoot()), h = min(1, (area / aspect).squareRoot())
-            let x = Double.random(in: 0...(1 - w), using: &rng), y = Double.random(in: 0...(1 - h), using: &rng)
-            let crop = NormalizedBox(x: base.x + x * base.w, y: base.y + y * base.h, w: w * base.w, h: h * base.h)
-            var view = Bool.random(using: &rng) ? tensor(mirrored, mirror(crop)) : tensor(image, crop)
-            let brightness = Float.random(in: -0.08...0.08, using: &rng)
-            let gains = (0..<3).map { _ in Float.random(in: 0.9...1.1, using: &rng) }
-            for i in view.values.indices { view.values[i] = min(1, max(-1, view.values[i] * gains[i % 3] + brightness)) }
-            out.append(view)
-        }
-        return out
+        augmentedViews(of: image, region: region, count: count, area: 0.3...1.0, aspect: 0.75...(4.0 / 3.0), colourJitter: true, rng: &rng)
     }
 
     /// The last MBConv block's output (7 × 7 × 320 at 224) of `views` strong views of every sample, into one set:
