@@ -439,7 +439,11 @@ func globalAveragePool(input: UnsafePointer<Float>, batch: Int, pixels: Int, cha
 @_silgen_name("llvm.prefetch.p0")
 func llvmPrefetch(_ address: UnsafeRawPointer, _ readWrite: Int32, _ locality: Int32, _ cacheType: Int32)
 
+/// Under ThreadSanitizer the compiler emits calls as `invoke`, which LLVM refuses for this intrinsic (the module
+/// fails to verify), so `tools/sanitize/run tsan` builds with `-DFOODMOMENT_NO_PREFETCH` and the hint is dropped.
 @_transparent func prefetchForRead(_ p: UnsafePointer<Float>) {
+    #if !FOODMOMENT_NO_PREFETCH
     llvmPrefetch(UnsafeRawPointer(p), 0, 3, 1)
+    #endif
 }
 
