@@ -68,6 +68,9 @@ public struct RetryPolicy: Sendable {
 
     /// RFC 9110 IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"), plus the obsolete RFC 850 and asctime forms.
     static func httpDate(_ s: String) -> Date? {
+        // Foundation's DateFormatter traps on some non-ASCII input ("Incorrect range CFRange" — found by the
+        // llm-openai fuzz target); an HTTP date is short printable ASCII, so anything else is not one.
+        guard s.utf8.count <= 64, s.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
         for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
             let f = DateFormatter()
             f.locale = Locale(identifier: "en_US_POSIX")

@@ -28,6 +28,20 @@ struct LLMFuzzFindingsTests {
         #expect(failure.retryable && failure.serverWait == .milliseconds(365 * 24 * 3600 * 1000))
     }
 
+    /// A `Retry-After` of `Su߱�� 1` (the llm-openai fuzz target, session 3) made Foundation's DateFormatter trap
+    /// ("Incorrect range CFRange(location: 0, length: 2)"); a header that is not printable ASCII is not a date.
+    @Test func nonASCIIRetryAfterIsNotADateAndDoesNotTrap() {
+        let tail: [UInt8] = [0x53, 0x75, 0xDF, 0xB1, 0x90, 0x89, 0x20, 0x31]
+        let value = String(decoding: tail, as: UTF8.self)
+        #expect(value == "Su\u{07F1}\u{FFFD}\u{FFFD} 1")
+        #expect(RetryPolicy.httpDate(value) == nil)
+        #expect(RetryPolicy.httpDate("Fri, 31 Dec 9999 23:59:59 GMT") != nil, "a real HTTP date still parses")
+        let openai = OpenAICompatibleProvider(baseURL: "http://127.0.0.1:9/v1", model: "m", apiKey: nil)
+        let failure = openai.classify(HTTPResponse(status: 503, body: Array(#"{"error": "busy"}"#.utf8),
+                                                   headers: ["retry-after": value]), now: Self.now)
+        #expect(failure.retryable && failure.serverWait == nil)
+    }
+
     /// The exact inputs the fuzzers saved (the text after the NUL is the retry header value).
     @Test func fuzzArtifactsClassifyWithoutTrapping() {
         let openai = OpenAICompatibleProvider(baseURL: "http://127.0.0.1:9/v1", model: "m", apiKey: nil)
