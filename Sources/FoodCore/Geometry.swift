@@ -13,11 +13,23 @@ public struct NormalizedBox: Sendable, Hashable, Codable {
 
     public var area: Double { max(0, w) * max(0, h) }
 
-    /// Intersection over union with another box (0 when they do not overlap).
-    public func iou(_ other: NormalizedBox) -> Double {
+    /// The area both boxes cover (0 when they do not overlap).
+    public func intersectionArea(_ other: NormalizedBox) -> Double {
         let ix = max(0, min(x + w, other.x + other.w) - max(x, other.x))
         let iy = max(0, min(y + h, other.y + other.h) - max(y, other.y))
-        let inter = ix * iy
+        return ix * iy
+    }
+
+    /// The smallest box holding both.
+    public func union(_ other: NormalizedBox) -> NormalizedBox {
+        let x0 = min(x, other.x), y0 = min(y, other.y)
+        let x1 = max(x + w, other.x + other.w), y1 = max(y + h, other.y + other.h)
+        return NormalizedBox(x: x0, y: y0, w: x1 - x0, h: y1 - y0)
+    }
+
+    /// Intersection over union with another box (0 when they do not overlap).
+    public func iou(_ other: NormalizedBox) -> Double {
+        let inter = intersectionArea(other)
         let union = area + other.area - inter
         return union > 0 ? inter / union : 0
     }

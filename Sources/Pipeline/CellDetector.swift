@@ -44,9 +44,7 @@ public enum CellLabeling {
 
     /// The area two boxes share.
     static func overlap(_ a: NormalizedBox, _ b: NormalizedBox) -> Double {
-        let ix = max(0, min(a.x + a.w, b.x + b.w) - max(a.x, b.x))
-        let iy = max(0, min(a.y + a.h, b.y + b.h) - max(a.y, b.y))
-        return ix * iy
+        a.intersectionArea(b)
     }
 
     /// The same boxes mirrored left-right (for the mirrored photo).

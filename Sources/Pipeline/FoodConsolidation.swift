@@ -44,7 +44,7 @@ public enum FoodConsolidation {
                 if let j = merged.firstIndex(where: { $0.label == current.label && intersects($0.box, current.box) }) {
                     let other = merged.remove(at: j)
                     current = Item(label: current.label, confidence: max(current.confidence, other.confidence),
-                                   box: union(current.box, other.box))
+                                   box: current.box.union(other.box))
                     absorbed = true
                 }
             }
@@ -59,11 +59,5 @@ public enum FoodConsolidation {
 
     static func intersects(_ a: NormalizedBox, _ b: NormalizedBox) -> Bool {
         a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h
-    }
-
-    static func union(_ a: NormalizedBox, _ b: NormalizedBox) -> NormalizedBox {
-        let x0 = min(a.x, b.x), y0 = min(a.y, b.y)
-        let x1 = max(a.x + a.w, b.x + b.w), y1 = max(a.y + a.h, b.y + b.h)
-        return NormalizedBox(x: x0, y: y0, w: x1 - x0, h: y1 - y0)
     }
 }

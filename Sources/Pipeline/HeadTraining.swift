@@ -99,8 +99,6 @@ public final class EmbeddingExtractor: @unchecked Sendable {
         self.networks = networks
     }
 
-    var networkCount: Int { networks.count }
-    func network(_ i: Int) -> EfficientNetLite0 { networks[i] }
 
     /// The training views of one photo: the whole region, its mirror image, and `views - 2` random crops
     /// (70–95 % of the region's area, aspect jittered, mirrored at random).
@@ -147,6 +145,22 @@ public final class EmbeddingExtractor: @unchecked Sendable {
                       progress: (@Sendable (Int, Int) -> Void)? = nil) -> (embeddings: [[[Float]]], failures: [Failure]) {
         let lock = NSLock()
         nonisolated(unsafe) var results = [[[Float]]](repeating: [], count: samples.count)
+        let failures = forEachSample(samples, seed: seed, progress: progress) { image, region, rng in
+            Self.views(of: image, region: region, count: views, rng: &rng)
+        } use: { i, net, inputs in
+            let outs = try net.forward(inputs)
+            lock.lock(); results[i] = outs.map(\.embedding); lock.unlock()
+        }
+        return (results, failures)
+    }
+
+    /// The worker loop of `embed` and `blockOutputs`: every sample decoded once on one of the networks' threads
+    /// (sample i on worker i mod n, its random views seeded by i), `makeViews` gives its inputs and `use` runs them;
+    /// a photo that fails to decode or run is a failure, not fatal. Returns the failures.
+    func forEachSample(_ samples: [TrainingSample], seed: UInt64, progress: (@Sendable (Int, Int) -> Void)?,
+                       makeViews: @Sendable (RGBImage, NormalizedBox?, inout SplitMix64) -> [FloatImage],
+                       use: @Sendable (Int, EfficientNetLite0, [FloatImage]) throws -> Void) -> [Failure] {
+        let lock = NSLock()
         nonisolated(unsafe) var failures: [Failure] = []
         nonisolated(unsafe) var done = 0
         let workers = networks.count
@@ -159,10 +173,9 @@ public final class EmbeddingExtractor: @unchecked Sendable {
                 var rng = SplitMix64(seed: seed &+ UInt64(i) &* 0x9E37)
                 switch decoder.decode(path: s.path) {
                 case .success(let (decoded, _)):
-                    let inputs = Self.views(of: decoded.image, region: s.region, count: views, rng: &rng)
+                    let inputs = makeViews(decoded.image, s.region, &rng)
                     do {
-                        let outs = try net.forward(inputs)
-                        lock.lock(); results[i] = outs.map(\.embedding); lock.unlock()
+                        try use(i, net, inputs)
                     } catch {
                         lock.lock(); failures.append(Failure(path: s.path, reason: "\(error)")); lock.unlock()
                     }
@@ -174,6 +187,6 @@ public final class EmbeddingExtractor: @unchecked Sendable {
                 i += workers
             }
         }
-        return (results, failures)
+        return failures
     }
 }

@@ -433,9 +433,8 @@ public final class FoodRecognizer: @unchecked Sendable {
             items = merged.map { ($0.label, $0.confidence, $0.box) }
         }
         if let best = global.first, best.probability >= 0.6, !detector.classes.contains(best.label) {
-            let x0 = items.map(\.box.x).min()!, y0 = items.map(\.box.y).min()!
-            let x1 = items.map { $0.box.x + $0.box.w }.max()!, y1 = items.map { $0.box.y + $0.box.h }.max()!
-            items = [(best.label, Double(best.probability), NormalizedBox(x: x0, y: y0, w: x1 - x0, h: y1 - y0))]
+            let all = items.dropFirst().reduce(items[0].box) { $0.union($1.box) }
+            items = [(best.label, Double(best.probability), all)]
         }
         return items.map { item in
             let disp = display(item.label)

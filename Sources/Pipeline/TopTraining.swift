@@ -15,38 +15,15 @@ extension EmbeddingExtractor {
     /// view `s * views + v` is view v of sample s, labelled `labels[s]`. A sample that fails keeps label -1.
     public func blockOutputs(_ samples: [TrainingSample], labels: [Int], views: Int, seed: UInt64 = 1,
                              progress: (@Sendable (Int, Int) -> Void)? = nil) -> (set: BlockOutputSet, failures: [Failure]) {
-        let size = FoodRecognizer.inputSize
-        let grid = (size + 31) / 32
+        let grid = (FoodRecognizer.inputSize + 31) / 32
         let set = BlockOutputSet(count: samples.count * views, cells: grid * grid, channels: 320)
-        let lock = NSLock()
-        nonisolated(unsafe) var failures: [Failure] = []
-        nonisolated(unsafe) var done = 0
-        let workers = networkCount
-        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: size))
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            let net = network(worker)
-            var i = worker
-            while i < samples.count {
-                let s = samples[i]
-                var rng = SplitMix64(seed: seed &+ UInt64(i) &* 0x9E37)
-                switch decoder.decode(path: s.path) {
-                case .success(let (decoded, _)):
-                    let inputs = Self.strongViews(of: decoded.image, region: s.region, count: views, rng: &rng)
-                    do {
-                        let outs = try net.forward(inputs, includeBlockOutput: true)
-                        for (v, o) in outs.enumerated() {
-                            guard let b = o.blockOutput, b.values.count == set.viewSize else { continue }
-                            set.set(i * views + v, b.values, label: labels[i])
-                        }
-                    } catch {
-                        lock.lock(); failures.append(Failure(path: s.path, reason: "\(error)")); lock.unlock()
-                    }
-                case .failure(let e):
-                    lock.lock(); failures.append(Failure(path: s.path, reason: e.message)); lock.unlock()
-                }
-                lock.lock(); done += 1; let d = done; lock.unlock()
-                progress?(d, samples.count)
-                i += workers
+        let failures = forEachSample(samples, seed: seed, progress: progress) { image, region, rng in
+            Self.strongViews(of: image, region: region, count: views, rng: &rng)
+        } use: { i, net, inputs in
+            let outs = try net.forward(inputs, includeBlockOutput: true)
+            for (v, o) in outs.enumerated() {
+                guard let b = o.blockOutput, b.values.count == set.viewSize else { continue }
+                set.set(i * views + v, b.values, label: labels[i])
             }
         }
         return (set, failures)
