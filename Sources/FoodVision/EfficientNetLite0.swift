@@ -38,6 +38,21 @@ public final class EfficientNetLite0: @unchecked Sendable {
         (3, 5, 1, 6, 80, 112), (4, 5, 2, 6, 112, 192), (1, 3, 1, 6, 192, 320),
     ]
 
+    /// One row of the block table: channels in / expanded / out, depthwise kernel and stride, residual add.
+    public struct BlockShape: Sendable, Codable, Equatable {
+        public var inChannels: Int, midChannels: Int, outChannels: Int, kernel: Int, stride: Int, residual: Bool
+    }
+
+    /// The 16 MBConv blocks in order (`_blocks.0` … `_blocks.15`).
+    public static let blockShapes: [BlockShape] = stages.flatMap { stage in
+        (0..<stage.repeats).map { r in
+            let input = r == 0 ? stage.input : stage.output
+            let stride = r == 0 ? stage.stride : 1
+            return BlockShape(inChannels: input, midChannels: input * stage.expand, outChannels: stage.output,
+                              kernel: stage.kernel, stride: stride, residual: stride == 1 && input == stage.output)
+        }
+    }
+
     struct Block: Sendable {
         var expand: PointwiseConv2D?
         var depthwise: DepthwiseConv2D
@@ -314,20 +329,29 @@ public final class EfficientNetLite0: @unchecked Sendable {
     /// Runs a batch of preprocessed images (HWC, 3 channels, all the same size; 224 x 224 for the
     /// ImageNet-calibrated features) and returns one output per image, in order.
     public func forward(_ batch: [FloatImage], includeFeatureMap: Bool = false,
-                        includeBlockOutput: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
+                        includeBlockOutput: Bool = false, blockOutputIndex: Int? = nil,
+                        stopAtBlockOutput: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
         // One image becomes a tensor sharing its storage (copy-on-write, nothing is written), instead of a
         // stacked copy in a fresh 600 KB buffer per call.
         if batch.count == 1, let only = batch.first, only.width >= 0, only.height >= 0, only.channels >= 0,
            only.values.count == only.width * only.height * only.channels {
             return try forward(Tensor(batch: 1, height: only.height, width: only.width, channels: only.channels, values: only.values),
-                               includeFeatureMap: includeFeatureMap, includeBlockOutput: includeBlockOutput)
+                               includeFeatureMap: includeFeatureMap, includeBlockOutput: includeBlockOutput,
+                               blockOutputIndex: blockOutputIndex, stopAtBlockOutput: stopAtBlockOutput)
         }
-        return try forward(Tensor(stacking: batch), includeFeatureMap: includeFeatureMap, includeBlockOutput: includeBlockOutput)
+        return try forward(Tensor(stacking: batch), includeFeatureMap: includeFeatureMap, includeBlockOutput: includeBlockOutput,
+                           blockOutputIndex: blockOutputIndex, stopAtBlockOutput: stopAtBlockOutput)
     }
 
+    /// `blockOutputIndex` chooses the MBConv block whose output `blockOutput` holds (nil: the last one).
+    /// `stopAtBlockOutput` ends the pass there: the outputs then hold only `blockOutput` (empty embedding and logits,
+    /// no feature map) — for a `FoodTop` that replaces the rest of the network.
     public func forward(_ input: Tensor, includeFeatureMap: Bool = false,
-                        includeBlockOutput: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
+                        includeBlockOutput: Bool = false, blockOutputIndex: Int? = nil,
+                        stopAtBlockOutput: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
         guard input.channels == 3 else { throw .invalidInput(reason: "images have \(input.channels) channels; the network takes RGB (3)") }
+        let tap = blockOutputIndex ?? blocks.count - 1
+        guard blocks.indices.contains(tap) else { throw .invalidInput(reason: "no block \(tap); the network has \(blocks.count)") }
         guard input.batch >= 1, input.height >= 1, input.width >= 1 else { throw .invalidInput(reason: "empty input tensor") }
         lock.lock()
         defer { lock.unlock() }
@@ -350,18 +374,28 @@ public final class EfficientNetLite0: @unchecked Sendable {
             stem.run(input: x.baseAddress!, batch: n, height: input.height, width: input.width, output: a.blockA.pointer)
         }
         var current = a.blockA, spare = a.blockB
-        for b in blocks {
+        var tapped: [FloatImage] = []
+        for (i, b) in blocks.enumerated() {
             runBlock(b, input: current.pointer, output: spare.pointer, batch: n, height: h, width: w, arena: a)
             (h, w) = b.depthwise.outputSize(height: h, width: w)
             swap(&current, &spare)
+            if includeBlockOutput && i == tap {
+                let ch = b.project.outChannels, size = h * w * ch
+                tapped = (0..<n).map { img in
+                    FloatImage(width: w, height: h, channels: ch,
+                               values: Array(UnsafeBufferPointer(start: current.pointer + img * size, count: size)))
+                }
+                if stopAtBlockOutput {
+                    return tapped.map { BackboneOutput(embedding: [], logits: [], featureMap: nil, blockOutput: $0) }
+                }
+            }
         }
         head.run(input: current.pointer, pixels: n * h * w, residual: nil, output: a.expanded.pointer)
         globalAveragePool(input: a.expanded.pointer, batch: n, pixels: h * w, channels: Self.embeddingSize, output: a.pooled.pointer)
         fc.run(input: a.pooled.pointer, batch: n, output: a.logits.pointer)
         let e = Self.embeddingSize, c = Self.classCount
-        let blockChannels = blocks.last!.project.outChannels
         return (0..<n).map { i in
-            let mapSize = h * w * e, blockSize = h * w * blockChannels
+            let mapSize = h * w * e
             return BackboneOutput(
                 embedding: Array(UnsafeBufferPointer(start: a.pooled.pointer + i * e, count: e)),
                 logits: Array(UnsafeBufferPointer(start: a.logits.pointer + i * c, count: c)),
@@ -369,11 +403,16 @@ public final class EfficientNetLite0: @unchecked Sendable {
                     ? FloatImage(width: w, height: h, channels: e,
                                  values: Array(UnsafeBufferPointer(start: a.expanded.pointer + i * mapSize, count: mapSize)))
                     : nil,
-                blockOutput: includeBlockOutput
-                    ? FloatImage(width: w, height: h, channels: blockChannels,
-                                 values: Array(UnsafeBufferPointer(start: current.pointer + i * blockSize, count: blockSize)))
-                    : nil)
+                blockOutput: includeBlockOutput ? tapped[i] : nil)
         }
+    }
+
+    /// The ImageNet classifier (the final fully connected layer) on a 1280-d embedding.
+    public func imageNetLogits(embedding: [Float]) throws(FoodVisionError) -> [Float] {
+        guard embedding.count == Self.embeddingSize else {
+            throw .invalidInput(reason: "embedding has \(embedding.count) values, the classifier reads \(Self.embeddingSize)")
+        }
+        return fc([embedding])[0]
     }
 
     /// Preprocesses RGB images (`preprocess`) and runs them as one batch.

@@ -10,6 +10,8 @@ public struct TopFineTuneOptions: Sendable, Codable, Equatable {
     public var learningRate: Float = 3e-5
     /// Adam step size of the softmax head.
     public var headLearningRate: Float = 1e-4
+    /// Adam step size of the food top's MBConv blocks (when it has any).
+    public var blockLearningRate: Float = 3e-5
     /// L2 pull of the head conv toward its initial (ImageNet) weights: `weightDecay * (W - W0)` in the gradient.
     public var weightDecay: Float = 1e-3
     /// L2 on the softmax head's weights (toward zero, as `SoftmaxHead.train`).
@@ -56,6 +58,8 @@ public final class BlockOutputSet: @unchecked Sendable {
     public let channels: Int
     public let values: UnsafeMutableBufferPointer<Float>
     public var labels: [Int]
+    /// What the views are, for cache checks (`finetune`: the backbone block they were taken from).
+    public var tag: UInt32 = 0
 
     public init(count: Int, cells: Int, channels: Int) {
         self.count = count; self.cells = cells; self.channels = channels
@@ -77,7 +81,7 @@ public final class BlockOutputSet: @unchecked Sendable {
         labels[i] = label
     }
 
-    /// Writes `[u32 count][u32 cells][u32 channels][labels as i32][values f32]` (little-endian hosts only).
+    /// Writes `[u32 count][u32 cells][u32 channels][u32 tag][labels as i32][values f32]` (little-endian hosts only).
     public func write(to path: String) throws(FoodVisionError) {
         guard let fh = FileHandle(forWritingAtPath: path) ?? {
             _ = FileManager.default.createFile(atPath: path, contents: nil)
@@ -86,8 +90,8 @@ public final class BlockOutputSet: @unchecked Sendable {
         defer { try? fh.close() }
         do {
             try fh.truncate(atOffset: 0)
-            var header = [UInt32(count), UInt32(cells), UInt32(channels)]
-            try fh.write(contentsOf: Data(bytes: &header, count: 12))
+            var header = [UInt32(count), UInt32(cells), UInt32(channels), tag]
+            try fh.write(contentsOf: Data(bytes: &header, count: 16))
             var l = labels.map { Int32($0) }
             try fh.write(contentsOf: Data(bytes: &l, count: l.count * 4))
             let chunk = 1 << 24
@@ -107,9 +111,13 @@ public final class BlockOutputSet: @unchecked Sendable {
     public static func read(from path: String) -> BlockOutputSet? {
         guard let fh = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? fh.close() }
-        guard let head = try? fh.read(upToCount: 12), head.count == 12 else { return nil }
-        let h = head.withUnsafeBytes { raw in (0..<3).map { Int(raw.load(fromByteOffset: $0 * 4, as: UInt32.self)) } }
+        guard let head = try? fh.read(upToCount: 16), head.count == 16 else { return nil }
+        let h = head.withUnsafeBytes { raw in (0..<4).map { Int(raw.load(fromByteOffset: $0 * 4, as: UInt32.self)) } }
+        // A file that is not as long as its header says (an older layout, a cut-off write) is not a cache.
+        let expected = 16 + UInt64(h[0]) * 4 + UInt64(h[0]) * UInt64(h[1]) * UInt64(h[2]) * 4
+        guard let size = try? fh.seekToEnd(), size == expected, (try? fh.seek(toOffset: 16)) != nil else { return nil }
         let set = BlockOutputSet(count: h[0], cells: h[1], channels: h[2])
+        set.tag = UInt32(h[3])
         guard let l = try? fh.read(upToCount: h[0] * 4), l.count == h[0] * 4 else { return nil }
         set.labels = l.withUnsafeBytes { raw in (0..<h[0]).map { Int(raw.load(fromByteOffset: $0 * 4, as: Int32.self)) } }
         let total = h[0] * h[1] * h[2]
@@ -126,35 +134,199 @@ public final class BlockOutputSet: @unchecked Sendable {
     }
 }
 
-/// Fine-tunes the food top (head conv + ReLU6 + global average pool) jointly with the softmax head on cached
-/// block outputs: mini-batch Adam, backprop written out (two GEMMs per step on the runtime's packed kernel),
-/// the batch split over threads, early stopping on held-out views.
+/// Fine-tunes the food top — its MBConv blocks (when it has any), the head conv + ReLU6 + global average pool —
+/// jointly with the softmax head on cached block outputs: mini-batch Adam, backprop written out (the 1×1
+/// convolutions and their weight gradients run on the runtime's packed GEMM, the depthwise layers in plain loops
+/// over channel-contiguous rows), the batch split over threads, early stopping on held-out views.
 ///
 /// The softmax head keeps its feature standardisation (mean and scale) fixed; its weights and bias are trained.
 public enum TopFineTuner {
-    /// Parameters being trained.
+    /// Parameters being trained: the head conv (`w`, `b`), the softmax head (`hw`, `hb`) and the six arrays of
+    /// each tail block (`TailBlock.arrays`, in order).
     struct Parameters {
         var w: [Float], b: [Float], hw: [Float], hb: [Float]
+        var blocks: [[Float]] = []
+    }
+
+    /// The packed matrices one step needs (built once per step, read by every thread): the forward 1×1 weights
+    /// and, for the backward pass, their transposes.
+    struct StepWeights: @unchecked Sendable {
+        var head: PackedGemmWeights
+        var headT: PackedGemmWeights?
+        var expand: [PackedGemmWeights] = [], project: [PackedGemmWeights] = []
+        var expandT: [PackedGemmWeights] = [], projectT: [PackedGemmWeights] = []
+
+        init(_ p: Parameters, shapes: [EfficientNetLite0.BlockShape], cin: Int, cout: Int, kernel: GemmKernel, backward: Bool) {
+            head = PackedGemmWeights(weightsOI: p.w, bias: p.b, inChannels: cin, outChannels: cout, kernel: kernel)
+            let needInputGradient = backward && !shapes.isEmpty
+            if needInputGradient {
+                headT = PackedGemmWeights(weightsOI: transposed(p.w, rows: cout, cols: cin), bias: nil, inChannels: cout,
+                                          outChannels: cin, kernel: kernel)
+            }
+            for (i, s) in shapes.enumerated() {
+                let a = p.blocks[6 * i ..< 6 * i + 6].map { $0 }
+                expand.append(PackedGemmWeights(weightsOI: a[0], bias: a[1], inChannels: s.inChannels, outChannels: s.midChannels, kernel: kernel))
+                project.append(PackedGemmWeights(weightsOI: a[4], bias: a[5], inChannels: s.midChannels, outChannels: s.outChannels, kernel: kernel))
+                if backward {
+                    projectT.append(PackedGemmWeights(weightsOI: transposed(a[4], rows: s.outChannels, cols: s.midChannels), bias: nil,
+                                                      inChannels: s.outChannels, outChannels: s.midChannels, kernel: kernel))
+                    // The first block's input gradient is not needed (its input is the frozen cache).
+                    if i > 0 {
+                        expandT.append(PackedGemmWeights(weightsOI: transposed(a[0], rows: s.midChannels, cols: s.inChannels), bias: nil,
+                                                         inChannels: s.midChannels, outChannels: s.inChannels, kernel: kernel))
+                    } else {
+                        expandT.append(PackedGemmWeights(weightsOI: [0], bias: nil, inChannels: 1, outChannels: 1, kernel: kernel))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Row-major `rows × cols` → `cols × rows`.
+    static func transposed(_ m: [Float], rows: Int, cols: Int) -> [Float] {
+        var t = [Float](repeating: 0, count: m.count)
+        m.withUnsafeBufferPointer { src in
+            t.withUnsafeMutableBufferPointer { dst in transpose(src.baseAddress!, rows: rows, cols: cols, into: dst.baseAddress!) }
+        }
+        return t
+    }
+
+    static func transpose(_ src: UnsafePointer<Float>, rows: Int, cols: Int, into dst: UnsafeMutablePointer<Float>) {
+        let tile = 16
+        var r0 = 0
+        while r0 < rows {
+            let r1 = min(rows, r0 + tile)
+            var c0 = 0
+            while c0 < cols {
+                let c1 = min(cols, c0 + tile)
+                for r in r0..<r1 { for c in c0..<c1 { dst[c * rows + r] = src[r * cols + c] } }
+                c0 = c1
+            }
+            r0 = r1
+        }
+    }
+
+    /// `gW[o][i] = Σ_r dZ[r][o] · X[r][i]` (`dZ` rows × outs, `X` rows × ins) on the packed GEMM; also `gB[o] = Σ_r dZ[r][o]`.
+    static func weightGradient(dZ: UnsafePointer<Float>, x: UnsafePointer<Float>, rows: Int, outs: Int, ins: Int,
+                               kernel: GemmKernel, gW: inout [Float], gB: inout [Float], scratch: inout [Float]) {
+        if scratch.count < rows * max(outs, ins) { scratch = [Float](repeating: 0, count: rows * max(outs, ins)) }
+        var xT = [Float](repeating: 0, count: rows * ins)
+        xT.withUnsafeMutableBufferPointer { transpose(x, rows: rows, cols: ins, into: $0.baseAddress!) }
+        let packedX = PackedGemmWeights(weightsOI: xT, bias: nil, inChannels: rows, outChannels: ins, kernel: kernel)
+        for o in 0..<outs { gB[o] = 0 }
+        for r in 0..<rows { let d = dZ + r * outs; for o in 0..<outs { gB[o] += d[o] } }
+        scratch.withUnsafeMutableBufferPointer { dzT in
+            transpose(dZ, rows: rows, cols: outs, into: dzT.baseAddress!)
+            gW.withUnsafeMutableBufferPointer { g in
+                gemm(m: outs, a: dzT.baseAddress!, lda: rows, weights: packedX, c: g.baseAddress!, ldc: ins, relu6: false,
+                     residual: nil, ldr: ins)
+            }
+        }
+    }
+
+    /// Stride-1 SAME depthwise over `n` maps of `h × w × c`, weights tap-major `[k*k][c]`, then ReLU6.
+    static func depthwiseForward(_ x: UnsafePointer<Float>, weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, n: Int,
+                                 h: Int, w: Int, c: Int, k: Int, output: UnsafeMutablePointer<Float>) {
+        let pad = (k - 1) / 2
+        for v in 0..<n {
+            for y in 0..<h {
+                for xx in 0..<w {
+                    let o = output + ((v * h + y) * w + xx) * c
+                    o.update(from: bias, count: c)
+                    for dy in 0..<k {
+                        let iy = y + dy - pad
+                        guard iy >= 0 && iy < h else { continue }
+                        for dx in 0..<k {
+                            let ix = xx + dx - pad
+                            guard ix >= 0 && ix < w else { continue }
+                            let src = x + ((v * h + iy) * w + ix) * c, wt = weights + (dy * k + dx) * c
+                            for ch in 0..<c { o[ch] += wt[ch] * src[ch] }
+                        }
+                    }
+                    for ch in 0..<c { o[ch] = min(max(o[ch], 0), 6) }
+                }
+            }
+        }
+    }
+
+    /// The depthwise layer's backward pass: `g` is dL/d(pre-activation output); adds dL/dweights to `gW`
+    /// (tap-major) and writes dL/dinput to `dx` (overwritten).
+    static func depthwiseBackward(_ x: UnsafePointer<Float>, weights: UnsafePointer<Float>, g: UnsafePointer<Float>, n: Int,
+                                  h: Int, w: Int, c: Int, k: Int, gW: UnsafeMutablePointer<Float>, dx: UnsafeMutablePointer<Float>) {
+        let pad = (k - 1) / 2
+        dx.update(repeating: 0, count: n * h * w * c)
+        for v in 0..<n {
+            for y in 0..<h {
+                for xx in 0..<w {
+                    let gp = g + ((v * h + y) * w + xx) * c
+                    for dy in 0..<k {
+                        let iy = y + dy - pad
+                        guard iy >= 0 && iy < h else { continue }
+                        for dx0 in 0..<k {
+                            let ix = xx + dx0 - pad
+                            guard ix >= 0 && ix < w else { continue }
+                            let t = dy * k + dx0
+                            let src = x + ((v * h + iy) * w + ix) * c, dst = dx + ((v * h + iy) * w + ix) * c
+                            let wt = weights + t * c, gw = gW + t * c
+                            for ch in 0..<c {
+                                gw[ch] += src[ch] * gp[ch]
+                                dst[ch] += wt[ch] * gp[ch]
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Activations and gradients of one tail block for one part of a batch.
+    final class BlockBuffers: @unchecked Sendable {
+        let e: UnsafeMutablePointer<Float>, d: UnsafeMutablePointer<Float>, y: UnsafeMutablePointer<Float>
+        let dMid: UnsafeMutablePointer<Float>, dE: UnsafeMutablePointer<Float>, dIn: UnsafeMutablePointer<Float>
+        var grads: [[Float]]
+        let counts: (rows: Int, mid: Int, out: Int, inp: Int)
+
+        init(rows: Int, shape s: EfficientNetLite0.BlockShape) {
+            counts = (rows, s.midChannels, s.outChannels, s.inChannels)
+            e = .allocate(capacity: rows * s.midChannels); d = .allocate(capacity: rows * s.midChannels)
+            y = .allocate(capacity: rows * s.outChannels)
+            dMid = .allocate(capacity: rows * s.midChannels); dE = .allocate(capacity: rows * s.midChannels)
+            dIn = .allocate(capacity: rows * s.inChannels)
+            grads = TailBlock.arrayCounts(s).map { [Float](repeating: 0, count: $0) }
+        }
+
+        deinit { e.deallocate(); d.deallocate(); y.deallocate(); dMid.deallocate(); dE.deallocate(); dIn.deallocate() }
+
+        /// Gradient arrays `i` and `j` as two exclusive inout values (moved out and back, no copy).
+        func withGradients(_ i: Int, _ j: Int, _ body: (inout [Float], inout [Float]) -> Void) {
+            var a = [Float](), b = [Float]()
+            swap(&a, &grads[i]); swap(&b, &grads[j])
+            body(&a, &b)
+            swap(&a, &grads[i]); swap(&b, &grads[j])
+        }
     }
 
     /// Per-thread buffers for one part of a batch.
     final class Workspace: @unchecked Sendable {
-        let x: UnsafeMutablePointer<Float>, a: UnsafeMutablePointer<Float>, dzT: UnsafeMutablePointer<Float>
-        var xT: [Float]
+        let x: UnsafeMutablePointer<Float>, a: UnsafeMutablePointer<Float>, dz: UnsafeMutablePointer<Float>
         var gW: [Float], gB: [Float], gHW: [Float], gHB: [Float]
+        var scratch: [Float] = []
+        var blocks: [BlockBuffers]
         var loss: Double = 0, correct = 0
         let capacity: Int
 
-        init(views: Int, cells: Int, cin: Int, cout: Int, classes: Int) {
+        /// `cin` is the head conv's input (the last block's output); `shapes` the tail blocks, if any.
+        init(views: Int, cells: Int, cin: Int, cout: Int, classes: Int, shapes: [EfficientNetLite0.BlockShape] = []) {
             capacity = views
             let p = views * cells
-            x = .allocate(capacity: p * cin); a = .allocate(capacity: p * cout); dzT = .allocate(capacity: p * cout)
-            xT = [Float](repeating: 0, count: p * cin)
+            let inputChannels = shapes.first?.inChannels ?? cin
+            x = .allocate(capacity: p * inputChannels); a = .allocate(capacity: p * cout); dz = .allocate(capacity: p * cout)
             gW = [Float](repeating: 0, count: cout * cin); gB = [Float](repeating: 0, count: cout)
             gHW = [Float](repeating: 0, count: classes * cout); gHB = [Float](repeating: 0, count: classes)
+            blocks = shapes.map { BlockBuffers(rows: p, shape: $0) }
         }
 
-        deinit { x.deallocate(); a.deallocate(); dzT.deallocate() }
+        deinit { x.deallocate(); a.deallocate(); dz.deallocate() }
     }
 
     /// The cells of a view that are pooled (a window of the grid); nil = all.
@@ -167,13 +339,32 @@ public enum TopFineTuner {
     }
 
     /// Loss (cross-entropy with `smoothing`) and, when `gradScale` is non-nil, the gradients (times `gradScale`)
-    /// of `n` views already gathered into `ws.x` (`n * cells * cin`). Writes `ws.loss` (sum), `ws.correct` and,
-    /// when asked, `ws.gW`, `gB`, `gHW`, `gHB` (overwritten, not accumulated).
+    /// of `n` views already gathered into `ws.x` (`n * cells * channels of the first layer`). Writes `ws.loss`
+    /// (sum), `ws.correct` and, when asked, `ws.gW`, `gB`, `gHW`, `gHB` and each block's `grads` (overwritten).
     static func run(ws: Workspace, n: Int, labels: ArraySlice<Int>, cells: Int, cin: Int, cout: Int, classes k: Int,
-                    packed: PackedGemmWeights, p: Parameters, mean: [Float], scale: [Float], smoothing: Float,
-                    gradScale: Float?, windows: ArraySlice<CellWindow>? = nil, gridWidth: Int = 1) {
+                    weights sw: StepWeights, p: Parameters, shapes: [EfficientNetLite0.BlockShape] = [], mean: [Float],
+                    scale: [Float], smoothing: Float, gradScale: Float?, windows: ArraySlice<CellWindow>? = nil,
+                    gridWidth: Int = 1) {
         let rows = n * cells
-        gemm(m: rows, a: ws.x, lda: cin, weights: packed, c: ws.a, ldc: cout, relu6: true, residual: nil, ldr: cout)
+        let gridHeight = cells / max(1, gridWidth)
+        // Forward through the tail blocks.
+        var current = UnsafePointer(ws.x)
+        for (i, s) in shapes.enumerated() {
+            let bb = ws.blocks[i]
+            gemm(m: rows, a: current, lda: s.inChannels, weights: sw.expand[i], c: bb.e, ldc: s.midChannels, relu6: true,
+                 residual: nil, ldr: s.midChannels)
+            p.blocks[6 * i + 2].withUnsafeBufferPointer { dw in
+                p.blocks[6 * i + 3].withUnsafeBufferPointer { db in
+                    depthwiseForward(bb.e, weights: dw.baseAddress!, bias: db.baseAddress!, n: n, h: gridHeight, w: gridWidth,
+                                     c: s.midChannels, k: s.kernel, output: bb.d)
+                }
+            }
+            gemm(m: rows, a: bb.d, lda: s.midChannels, weights: sw.project[i], c: bb.y, ldc: s.outChannels, relu6: false,
+                 residual: s.residual ? current : nil, ldr: s.outChannels)
+            current = UnsafePointer(bb.y)
+        }
+        let headInput = current
+        gemm(m: rows, a: headInput, lda: cin, weights: sw.head, c: ws.a, ldc: cout, relu6: true, residual: nil, ldr: cout)
         var loss = 0.0, correct = 0
         var e = [Float](repeating: 0, count: cout), xs = e, de = e
         var logits = [Float](repeating: 0, count: k)
@@ -181,7 +372,6 @@ public enum TopFineTuner {
         if grads {
             for i in ws.gHW.indices { ws.gHW[i] = 0 }
             for i in ws.gHB.indices { ws.gHB[i] = 0 }
-            for i in ws.gB.indices { ws.gB[i] = 0 }
         }
         for v in 0..<n {
             let av = ws.a + v * cells * cout
@@ -227,30 +417,62 @@ public enum TopFineTuner {
                     }
                 }
             }
-            // Through the standardisation and the mean over cells, then ReLU6's mask: dZ (transposed, [cout][rows]).
+            // Through the standardisation and the mean over cells, then ReLU6's mask: dZ ([rows][cout]).
             for j in 0..<cout { de[j] *= scale[j] * inv }
             for c in 0..<cells {
                 let r = v * cells + c
                 let inside = window?.contains(c, gridWidth: gridWidth) ?? true
+                let dzr = ws.dz + r * cout
                 for j in 0..<cout {
                     let a = av[c * cout + j]
-                    let g = inside && a > 0 && a < 6 ? de[j] : 0
-                    ws.dzT[j * rows + r] = g
-                    ws.gB[j] += g
+                    dzr[j] = inside && a > 0 && a < 6 ? de[j] : 0
                 }
             }
         }
         ws.loss = loss
         ws.correct = correct
         guard grads else { return }
-        // dW[o][i] = sum_r dZ[r][o] X[r][i]: A = dZ^T (cout x rows), "weights" [cin][rows] = X^T.
-        if ws.xT.count != rows * cin { ws.xT = [Float](repeating: 0, count: rows * cin) }
-        ws.xT.withUnsafeMutableBufferPointer { t in
-            for r in 0..<rows { for i in 0..<cin { t[i * rows + r] = ws.x[r * cin + i] } }
-        }
-        let packedX = PackedGemmWeights(weightsOI: ws.xT, bias: nil, inChannels: rows, outChannels: cin, kernel: packed.kernel)
-        ws.gW.withUnsafeMutableBufferPointer { g in
-            gemm(m: cout, a: ws.dzT, lda: rows, weights: packedX, c: g.baseAddress!, ldc: cin, relu6: false, residual: nil, ldr: cin)
+        let kernel = sw.head.kernel
+        weightGradient(dZ: ws.dz, x: headInput, rows: rows, outs: cout, ins: cin, kernel: kernel, gW: &ws.gW, gB: &ws.gB,
+                       scratch: &ws.scratch)
+        guard !shapes.isEmpty, let headT = sw.headT else { return }
+        // dL/d(last block output) = dZ · W.
+        let lastOut = shapes[shapes.count - 1].outChannels
+        let dHeadIn = UnsafeMutablePointer<Float>.allocate(capacity: rows * lastOut)
+        defer { dHeadIn.deallocate() }
+        gemm(m: rows, a: ws.dz, lda: cout, weights: headT, c: dHeadIn, ldc: lastOut, relu6: false, residual: nil, ldr: lastOut)
+        var gOut = dHeadIn
+        for i in stride(from: shapes.count - 1, through: 0, by: -1) {
+            let s = shapes[i], bb = ws.blocks[i]
+            let input = i == 0 ? UnsafePointer(ws.x) : UnsafePointer(ws.blocks[i - 1].y)
+            // Project: weights from dY and D; dD = dY · Wp, through the depthwise ReLU6.
+            bb.withGradients(4, 5) { gW, gB in
+                weightGradient(dZ: gOut, x: bb.d, rows: rows, outs: s.outChannels, ins: s.midChannels, kernel: kernel,
+                               gW: &gW, gB: &gB, scratch: &ws.scratch)
+            }
+            gemm(m: rows, a: gOut, lda: s.outChannels, weights: sw.projectT[i], c: bb.dMid, ldc: s.midChannels, relu6: false,
+                 residual: nil, ldr: s.midChannels)
+            for r in 0..<(rows * s.midChannels) where !(bb.d[r] > 0 && bb.d[r] < 6) { bb.dMid[r] = 0 }
+            // Depthwise: bias = Σ dD; weights and dE by the loops; then the expand ReLU6.
+            for ch in 0..<s.midChannels { bb.grads[3][ch] = 0 }
+            for r in 0..<rows { let g = bb.dMid + r * s.midChannels; for ch in 0..<s.midChannels { bb.grads[3][ch] += g[ch] } }
+            for t in bb.grads[2].indices { bb.grads[2][t] = 0 }
+            p.blocks[6 * i + 2].withUnsafeBufferPointer { dw in
+                bb.grads[2].withUnsafeMutableBufferPointer { gdw in
+                    depthwiseBackward(bb.e, weights: dw.baseAddress!, g: bb.dMid, n: n, h: gridHeight, w: gridWidth, c: s.midChannels,
+                                      k: s.kernel, gW: gdw.baseAddress!, dx: bb.dE)
+                }
+            }
+            for r in 0..<(rows * s.midChannels) where !(bb.e[r] > 0 && bb.e[r] < 6) { bb.dE[r] = 0 }
+            // Expand: weights from dE and the block input; the input gradient only when a block below needs it.
+            bb.withGradients(0, 1) { gW, gB in
+                weightGradient(dZ: bb.dE, x: input, rows: rows, outs: s.midChannels, ins: s.inChannels, kernel: kernel,
+                               gW: &gW, gB: &gB, scratch: &ws.scratch)
+            }
+            guard i > 0 else { break }
+            gemm(m: rows, a: bb.dE, lda: s.midChannels, weights: sw.expandT[i], c: bb.dIn, ldc: s.inChannels, relu6: false,
+                 residual: s.residual ? UnsafePointer(gOut) : nil, ldr: s.inChannels)
+            gOut = bb.dIn
         }
     }
 
@@ -288,11 +510,10 @@ public enum TopFineTuner {
     }
 
     /// Mean loss (plain cross-entropy) and accuracy of views `indices` under `p`, on `threads` threads.
-    static func evaluate(_ set: BlockOutputSet, indices: [Int], p: Parameters, top: FoodTop, head: SoftmaxHead,
-                         workspaces: [Workspace]) -> (loss: Float, accuracy: Float) {
+    static func evaluate(_ set: BlockOutputSet, indices: [Int], p: Parameters, shapes: [EfficientNetLite0.BlockShape],
+                         top: FoodTop, head: SoftmaxHead, gridWidth: Int, workspaces: [Workspace]) -> (loss: Float, accuracy: Float) {
         guard !indices.isEmpty else { return (0, 0) }
-        let packed = PackedGemmWeights(weightsOI: p.w, bias: p.b, inChannels: top.inChannels, outChannels: top.outChannels,
-                                       kernel: top.conv.gemmKernel)
+        let sw = StepWeights(p, shapes: shapes, cin: top.inChannels, cout: top.outChannels, kernel: top.conv.gemmKernel, backward: false)
         let chunk = workspaces[0].capacity
         let lock = NSLock()
         nonisolated(unsafe) var loss = 0.0, correct = 0
@@ -303,8 +524,8 @@ public enum TopFineTuner {
                 let part = indices[start..<min(start + chunk, indices.count)]
                 gather(set, indices: part, mirror: nil, width: 1, into: ws)
                 run(ws: ws, n: part.count, labels: ArraySlice(part.map { set.labels[$0] }), cells: set.cells, cin: top.inChannels,
-                    cout: top.outChannels, classes: head.classes.count, packed: packed, p: p, mean: head.featureMean,
-                    scale: head.featureScale, smoothing: 0, gradScale: nil)
+                    cout: top.outChannels, classes: head.classes.count, weights: sw, p: p, shapes: shapes, mean: head.featureMean,
+                    scale: head.featureScale, smoothing: 0, gradScale: nil, gridWidth: gridWidth)
                 lock.lock(); loss += ws.loss; correct += ws.correct; lock.unlock()
                 start += chunk * workspaces.count
             }
@@ -312,14 +533,14 @@ public enum TopFineTuner {
         return (Float(loss / Double(indices.count)), Float(correct) / Float(indices.count))
     }
 
-    /// Trains from `top` and `head` on views `train` of `set`, choosing the epoch by the loss on views `holdOut`.
-    /// `gridWidth` is the block map's width (7 at 224 input), used to mirror cells.
-    /// `anchor` is what weight decay pulls the head conv toward (default: `top`, the starting point).
+    /// Trains from `top` (its blocks, if any, and head conv) and `head` on views `train` of `set`, choosing the
+    /// epoch by the loss on views `holdOut`. `gridWidth` is the block map's width (7 at 224 input), used to mirror
+    /// cells and by the depthwise layers. `anchor` is what weight decay pulls the top toward (default: `top`).
     public static func train(set: BlockOutputSet, gridWidth: Int, train trainIndices: [Int], holdOut: [Int], top: FoodTop,
                              head: SoftmaxHead, anchor: FoodTop? = nil, options o: TopFineTuneOptions = .init(),
                              progress: (@Sendable (String) -> Void)? = nil) throws(FoodVisionError) -> (FoodTop, SoftmaxHead, TopFineTuneReport) {
-        guard set.channels == top.inChannels, head.dimension == top.outChannels else {
-            throw .invalidTrainingData(reason: "block outputs have \(set.channels) channels, food top \(top.inChannels)→\(top.outChannels), head \(head.dimension)")
+        guard set.channels == top.inputChannels, head.dimension == top.outChannels else {
+            throw .invalidTrainingData(reason: "block outputs have \(set.channels) channels, food top reads \(top.inputChannels) (→\(top.outChannels)), head \(head.dimension)")
         }
         guard gridWidth >= 1, set.cells % gridWidth == 0 else {
             throw .invalidTrainingData(reason: "grid width \(gridWidth) does not divide \(set.cells) cells")
@@ -331,18 +552,28 @@ public enum TopFineTuner {
             throw .invalidTrainingData(reason: "view \(i) is outside the set or has no label of the head")
         }
         let cin = top.inChannels, cout = top.outChannels, k = head.classes.count
+        let shapes = top.blocks.map(\.shape)
         let threads = min(o.threads, o.batchSize)
         let partSize = (o.batchSize + threads - 1) / threads
-        let workspaces = (0..<threads).map { _ in Workspace(views: partSize, cells: set.cells, cin: cin, cout: cout, classes: k) }
-        var p = Parameters(w: top.weights, b: top.bias, hw: head.weights, hb: head.bias)
-        let w0 = anchor?.weights ?? top.weights, b0 = anchor?.bias ?? top.bias
-        guard w0.count == top.weights.count, b0.count == top.bias.count else {
+        let workspaces = (0..<threads).map { _ in
+            Workspace(views: partSize, cells: set.cells, cin: cin, cout: cout, classes: k, shapes: shapes)
+        }
+        var p = Parameters(w: top.weights, b: top.bias, hw: head.weights, hb: head.bias, blocks: top.blocks.flatMap(\.arrays))
+        let anchorTop = anchor ?? top
+        guard anchorTop.weights.count == top.weights.count, anchorTop.bias.count == top.bias.count,
+              anchorTop.blocks.map(\.shape) == shapes else {
             throw .invalidTrainingData(reason: "the weight-decay anchor's shape differs from the food top's")
         }
+        let w0 = anchorTop.weights, b0 = anchorTop.bias, blocks0 = anchorTop.blocks.flatMap(\.arrays)
         var adamW = Adam(p.w.count), adamB = Adam(p.b.count), adamHW = Adam(p.hw.count), adamHB = Adam(p.hb.count)
+        var adamBlocks = p.blocks.map { Adam($0.count) }
         var rng = SplitMix64(seed: o.seed)
-        let initial = evaluate(set, indices: holdOut, p: p, top: top, head: head, workspaces: workspaces)
-        progress?(String(format: "fine-tune: start: held-out loss %.4f, accuracy %.4f (%d views)", initial.loss, initial.accuracy, holdOut.count))
+        func evaluate(_ p: Parameters) -> (loss: Float, accuracy: Float) {
+            Self.evaluate(set, indices: holdOut, p: p, shapes: shapes, top: top, head: head, gridWidth: gridWidth, workspaces: workspaces)
+        }
+        let initial = evaluate(p)
+        progress?(String(format: "fine-tune: start: held-out loss %.4f, accuracy %.4f (%d views, %d blocks)", initial.loss,
+                         initial.accuracy, holdOut.count, shapes.count))
         var best = p, bestLoss = holdOut.isEmpty ? Float.infinity : initial.loss, bestEpoch = 0, bestAccuracy = initial.accuracy
         var report = TopFineTuneReport(trainViews: trainIndices.count, holdOutViews: holdOut.count,
                                        initialHoldOutAccuracy: initial.accuracy, initialHoldOutLoss: initial.loss, epochs: 0,
@@ -368,7 +599,7 @@ public enum TopFineTuner {
             while start < order.count {
                 let end = min(start + o.batchSize, order.count)
                 let n = end - start
-                let packed = PackedGemmWeights(weightsOI: p.w, bias: p.b, inChannels: cin, outChannels: cout, kernel: top.conv.gemmKernel)
+                let sw = StepWeights(p, shapes: shapes, cin: cin, cout: cout, kernel: top.conv.gemmKernel, backward: true)
                 let params = p
                 let parts = (n + partSize - 1) / partSize
                 let scale = 1 / Float(n)
@@ -378,10 +609,11 @@ public enum TopFineTuner {
                     let lo = first + w * partSize, hi = min(lo + partSize, last)
                     gather(set, indices: epochOrder[lo..<hi], mirror: mirror[lo..<hi], width: gridWidth, into: ws)
                     run(ws: ws, n: hi - lo, labels: ArraySlice(epochOrder[lo..<hi].map { set.labels[$0] }), cells: set.cells, cin: cin,
-                        cout: cout, classes: k, packed: packed, p: params, mean: head.featureMean, scale: head.featureScale,
+                        cout: cout, classes: k, weights: sw, p: params, shapes: shapes, mean: head.featureMean, scale: head.featureScale,
                         smoothing: o.labelSmoothing, gradScale: scale, windows: windows?[lo..<hi], gridWidth: gridWidth)
                 }
                 var gW = workspaces[0].gW, gB = workspaces[0].gB, gHW = workspaces[0].gHW, gHB = workspaces[0].gHB
+                var gBlocks = workspaces[0].blocks.flatMap(\.grads)
                 epochLoss += workspaces[0].loss; epochCorrect += workspaces[0].correct
                 for w in 1..<max(1, parts) {
                     let ws = workspaces[w]
@@ -389,6 +621,7 @@ public enum TopFineTuner {
                     for i in gB.indices { gB[i] += ws.gB[i] }
                     for i in gHW.indices { gHW[i] += ws.gHW[i] }
                     for i in gHB.indices { gHB[i] += ws.gHB[i] }
+                    for (a, g) in ws.blocks.flatMap(\.grads).enumerated() { for i in g.indices { gBlocks[a][i] += g[i] } }
                     epochLoss += ws.loss; epochCorrect += ws.correct
                 }
                 t += 1
@@ -396,9 +629,12 @@ public enum TopFineTuner {
                 adamB.step(&p.b, grad: gB, lr: o.learningRate, l2: o.weightDecay, anchor: b0, t: t)
                 adamHW.step(&p.hw, grad: gHW, lr: o.headLearningRate, l2: o.headL2, anchor: nil, t: t)
                 adamHB.step(&p.hb, grad: gHB, lr: o.headLearningRate, l2: 0, anchor: nil, t: t)
+                for a in p.blocks.indices {
+                    adamBlocks[a].step(&p.blocks[a], grad: gBlocks[a], lr: o.blockLearningRate, l2: o.weightDecay, anchor: blocks0[a], t: t)
+                }
                 start = end
             }
-            let held = evaluate(set, indices: holdOut, p: p, top: top, head: head, workspaces: workspaces)
+            let held = evaluate(p)
             let elapsed = (ContinuousClock.now - started).components
             let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
             report.epochs = epoch
@@ -422,7 +658,9 @@ public enum TopFineTuner {
         var newHead = head
         newHead.weights = best.hw
         newHead.bias = best.hb
-        return (try FoodTop(weights: best.w, bias: best.b, inChannels: cin, outChannels: cout), newHead, report)
+        var blocks = [TailBlock]()
+        for (i, s) in shapes.enumerated() { blocks.append(try TailBlock(shape: s, arrays: Array(best.blocks[6 * i ..< 6 * i + 6]))) }
+        return (try FoodTop(weights: best.w, bias: best.b, inChannels: cin, outChannels: cout, blocks: blocks), newHead, report)
     }
 
     /// The photo-level split `SoftmaxHead.train` makes with the same `seed`, `holdOutFraction` and per-photo labels

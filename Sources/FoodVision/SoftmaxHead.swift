@@ -37,6 +37,9 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
     public var featureMean: [Float]
     public var featureScale: [Float]
     public var report: TrainingReport?
+    /// Set by `finetune` on the head it trains with a food top; nil (absent in the file) for a linear head from
+    /// `train`, the only starting point `finetune` accepts.
+    public var fineTuned: Bool? = nil
 
     public static func train(embeddings: [[Float]], labels: [Int], classes: [String], l2: Float = 1e-3,
                              holdOutFraction: Double = 0.2, maxEpochs: Int = 100, seed: UInt64 = 1,

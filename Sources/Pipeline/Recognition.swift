@@ -159,9 +159,10 @@ public enum FoodContext {
 public final class FoodRecognizer: @unchecked Sendable {
     public let backbone: EfficientNetLite0
     public let head: SoftmaxHead
-    /// The fine-tuned head conv (`models/food-head/food-top.json`): when present, the food embedding and the food
-    /// feature map come from it; the ImageNet logits, the coin finder's map and the learned-food matcher keep the
-    /// original head conv's outputs.
+    /// The fine-tuned top (`models/food-head/food-top.json`: the backbone's last blocks and head conv, tuned on
+    /// food): when present, the whole-photo pass stops at its tap block and the top gives the food embedding — which
+    /// the food head, the learned-food matcher and the ImageNet classifier (the food-context signal) all read — and
+    /// the food feature map; the localisation pass (cell detector, coin finder) keeps the original network.
     public let foodTop: FoodTop?
     public private(set) var matcher: PrototypeMatcher
     /// Finds a coin for scale (`models/food-head/coin-head.json` + `reference.json`); nil = grams without scale.
@@ -264,15 +265,14 @@ public final class FoodRecognizer: @unchecked Sendable {
 
     /// What the backbone passes of one photo give `recognize`.
     struct Passes {
-        /// The food embedding: the fine-tuned top's when there is one, else the backbone's.
+        /// The food embedding (the fine-tuned top's when there is one, else the backbone's): the food head's and the
+        /// learned-food matcher's input.
         var embedding: [Float]
-        /// The backbone's own embedding (learned foods were taught with it).
-        var backboneEmbedding: [Float]
-        /// ImageNet logits (the "food context" signal).
+        /// ImageNet logits of that embedding (the "food context" signal).
         var logits: [Float]
         /// The backbone's last feature map of the localisation pass (cell detector, coin finder).
         var map: FloatImage
-        /// The localisation pass's last block output, for the food top's map (activation-map boxes).
+        /// The localisation pass's block output at the food top's tap, for the food top's map (activation-map boxes).
         var block: FloatImage?
         var foodTop: FoodTop?
 
@@ -284,49 +284,64 @@ public final class FoodRecognizer: @unchecked Sendable {
         }
     }
 
+    /// Food embeddings and ImageNet logits of whole-photo inputs (224 × 224): with a food top the backbone stops at
+    /// the top's tap block, the top gives the embedding and the ImageNet classifier reads it (one tail per view);
+    /// without one, the backbone's own. `learn` uses this too, so taught foods live in the same space.
+    public func embeddings(of inputs: [FloatImage]) throws -> [(embedding: [Float], logits: [Float])] {
+        guard let foodTop else { return try backbone.forward(inputs).map { ($0.embedding, $0.logits) } }
+        let outs = try backbone.forward(inputs, includeBlockOutput: true, blockOutputIndex: foodTop.tapBlock, stopAtBlockOutput: true)
+        return try outs.map { try foodEmbedding($0, top: foodTop) }
+    }
+
+    /// The top's embedding of one backbone output (its tap block output) and the ImageNet logits of it.
+    private func foodEmbedding(_ out: BackboneOutput, top: FoodTop) throws -> (embedding: [Float], logits: [Float]) {
+        guard let block = out.blockOutput else { throw FoodVisionError.invalidInput(reason: "backbone returned no block output for the food top") }
+        let e = try top.embedding(blockOutput: block)
+        return (e, try backbone.imageNetLogits(embedding: e))
+    }
+
     /// The backbone passes of stage 1, by `calibration.embeddingSource` and `localisationSize`: the whole-photo
     /// embedding and ImageNet logits, and the feature map for boxes. `lap` marks the ends of the steps.
     func forwardPasses(_ image: RGBImage, lap: (String) -> Void = { _ in }) throws -> Passes {
         let localSize = calibration.localisationSize
         let useTop = foodTop != nil
-        func tensor(_ size: Int) -> FloatImage {
-            ImageResampler.tensor(from: image, mode: .stretch, size: size, normalization: .efficientNetLite)
+        let tap = foodTop?.tapBlock
+        /// A pass that also gives the feature map: the food embedding from its tap when there is a top.
+        func full(_ inputs: [FloatImage]) throws -> (outs: [BackboneOutput], whole: [(embedding: [Float], logits: [Float])]) {
+            let outs = try backbone.forward(inputs, includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap)
+            guard let foodTop else { return (outs, outs.map { ($0.embedding, $0.logits) }) }
+            return (outs, try outs.map { try foodEmbedding($0, top: foodTop) })
         }
-        func embedding(_ outs: [BackboneOutput]) throws -> [Float] {
-            guard let foodTop else { return Self.meanOf(outs.map(\.embedding)) }
-            return Self.meanOf(try outs.map { out throws -> [Float] in
-                guard let block = out.blockOutput else {
-                    throw FoodVisionError.invalidInput(reason: "backbone returned no block output for the food top")
-                }
-                return try foodTop.embedding(blockOutput: block)
-            })
-        }
+        var whole: [(embedding: [Float], logits: [Float])]
+        var localMap: FloatImage?, localBlock: FloatImage?
         if calibration.embeddingSource == "localisation" {
-            let input = tensor(max(localSize, Self.inputSize))
+            let input = ImageResampler.tensor(from: image, mode: .stretch, size: max(localSize, Self.inputSize),
+                                              normalization: .efficientNetLite)
             lap("preprocess")
-            let out = try backbone.forward([input], includeFeatureMap: true, includeBlockOutput: useTop)
-            guard let first = out.first, let map = first.featureMap else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
-            lap("backbone_local")
-            return Passes(embedding: try embedding(out), backboneEmbedding: first.embedding, logits: first.logits, map: map,
-                          block: first.blockOutput, foodTop: foodTop)
+            let pass = try full([input])
+            whole = pass.whole
+            localMap = pass.outs.first?.featureMap; localBlock = pass.outs.first?.blockOutput
+        } else {
+            let inputs = calibration.embeddingSource == "single" ? [Self.preprocess(image)] : Self.preprocessWithMirror(image)
+            let localInput = localSize > Self.inputSize
+                ? LocalisationInput.tensor(image, size: localSize, keepAspect: calibration.keepAspect) : nil
+            lap("preprocess")
+            if let localInput {
+                whole = try embeddings(of: inputs)
+                lap("backbone")
+                let local = try backbone.forward([localInput], includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap).first
+                localMap = local?.featureMap; localBlock = local?.blockOutput
+            } else {
+                let pass = try full(inputs)
+                lap("backbone")
+                whole = pass.whole
+                localMap = pass.outs.first?.featureMap; localBlock = pass.outs.first?.blockOutput
+            }
         }
-        let inputs = calibration.embeddingSource == "single" ? [Self.preprocess(image)] : Self.preprocessWithMirror(image)
-        let localInput = localSize > Self.inputSize
-            ? LocalisationInput.tensor(image, size: localSize, keepAspect: calibration.keepAspect) : nil
-        lap("preprocess")
-        let outs = try backbone.forward(inputs, includeFeatureMap: localInput == nil, includeBlockOutput: useTop)
-        guard outs.count == inputs.count else { throw FoodVisionError.invalidInput(reason: "backbone returned nothing") }
-        lap("backbone")
-        var localMap = outs[0].featureMap, localBlock = outs[0].blockOutput
-        if let localInput {
-            let local = try backbone.forward([localInput], includeFeatureMap: true, includeBlockOutput: useTop).first
-            localMap = local?.featureMap
-            localBlock = local?.blockOutput
-        }
-        guard let map = localMap else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
+        guard let map = localMap, !whole.isEmpty else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
         lap("backbone_local")
-        return Passes(embedding: try embedding(outs), backboneEmbedding: Self.meanOf(outs.map(\.embedding)),
-                      logits: Self.meanOf(outs.map(\.logits)), map: map, block: localBlock, foodTop: foodTop)
+        return Passes(embedding: Self.meanOf(whole.map(\.embedding)), logits: Self.meanOf(whole.map(\.logits)), map: map,
+                      block: localBlock, foodTop: foodTop)
     }
 
     /// The element-wise mean of equally long vectors.
@@ -350,7 +365,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         let foodMass = FoodContext.mass(logits: passes.logits)
         let top = try head.predict(embedding)
         // Learned foods were taught with the backbone's own embedding (`learn`), so they are matched on it.
-        let learned = matcher.labels.isEmpty ? nil : try matcher.match(passes.backboneEmbedding)
+        let learned = matcher.labels.isEmpty ? nil : try matcher.match(passes.embedding)
         lap("head")
         let reference = coinFinder?.find(in: image, featureMap: map)
         lap("reference")

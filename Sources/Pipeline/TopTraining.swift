@@ -11,16 +11,19 @@ extension EmbeddingExtractor {
         augmentedViews(of: image, region: region, count: count, area: 0.3...1.0, aspect: 0.75...(4.0 / 3.0), colourJitter: true, rng: &rng)
     }
 
-    /// The last MBConv block's output (7 × 7 × 320 at 224) of `views` strong views of every sample, into one set:
-    /// view `s * views + v` is view v of sample s, labelled `labels[s]`. A sample that fails keeps label -1.
+    /// The output of MBConv block `tapBlock` (default the last: 7 × 7 × 320 at 224; block 14 or 11: 7 × 7 × 192)
+    /// of `views` strong views of every sample, into one set: view `s * views + v` is view v of sample s, labelled
+    /// `labels[s]`. A sample that fails keeps label -1. `tapBlock` must be one of the stride-32 blocks (11…15).
     public func blockOutputs(_ samples: [TrainingSample], labels: [Int], views: Int, seed: UInt64 = 1,
+                             tapBlock: Int = EfficientNetLite0.blockShapes.count - 1,
                              progress: (@Sendable (Int, Int) -> Void)? = nil) -> (set: BlockOutputSet, failures: [Failure]) {
         let grid = (FoodRecognizer.inputSize + 31) / 32
-        let set = BlockOutputSet(count: samples.count * views, cells: grid * grid, channels: 320)
+        let set = BlockOutputSet(count: samples.count * views, cells: grid * grid,
+                                 channels: EfficientNetLite0.blockShapes[tapBlock].outChannels)
         let failures = forEachSample(samples, seed: seed, progress: progress) { image, region, rng in
             Self.strongViews(of: image, region: region, count: views, rng: &rng)
         } use: { i, net, inputs in
-            let outs = try net.forward(inputs, includeBlockOutput: true)
+            let outs = try net.forward(inputs, includeBlockOutput: true, blockOutputIndex: tapBlock)
             for (v, o) in outs.enumerated() {
                 guard let b = o.blockOutput, b.values.count == set.viewSize else { continue }
                 set.set(i * views + v, b.values, label: labels[i])

@@ -7,7 +7,7 @@ import Pipeline
 struct FineTuneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "finetune",
-        abstract: "Fine-tune the backbone's head conv jointly with the food head (writes food-top.bin/.json + head.json).",
+        abstract: "Fine-tune the backbone's head conv (and optionally its last MBConv blocks) jointly with the food head (writes food-top.bin/.json + head.json).",
         discussion: """
         Every training photo (as `train`: DIR/<label>/ plus SOHL box crops) gives --views strong views (whole, mirror, \
         random resized crops of 30–100 % area with colour jitter); the backbone's last MBConv block output \
@@ -40,6 +40,9 @@ struct FineTuneCommand: AsyncParsableCommand {
     @Option(help: "Pool each training view over a random window of at least this many cells per side (7 = whole grid).") var minWindowCells = 2
     @Option(help: "Random seed (augmentation, split, training); the split matches `train --seed`.") var seed: UInt64 = 1
     @Option(help: "Block-output cache (a /tmp file, ~1.5 GB): reused when it matches, written otherwise.") var cache: String?
+    @Option(help: "Held-out views that choose the epoch: whole (each held-out photo as analyze sees it) or all (its strong views too).") var holdOutViews = "whole"
+    @Option(help: "Also fine-tune this many of the backbone's last MBConv blocks (0 = the head conv only; at most 4, the blocks at 7×7).") var blocks = 0
+    @Option(help: "Adam step size of the fine-tuned blocks.") var blockLearningRate: Float = 3e-5
     @Flag(help: "Measure the starting point and the split, do not train or write anything.") var dryRun = false
 
     func validate() throws {
@@ -50,23 +53,19 @@ struct FineTuneCommand: AsyncParsableCommand {
         for d in detection where !FileManager.default.fileExists(atPath: d) { throw ValidationError("no such file: \(d)") }
         guard FileManager.default.fileExists(atPath: head) else { throw ValidationError("no head at \(head); run `foodmoment train` first") }
         if views < 1 || threads < 1 || epochs < 1 || batchSize < 1 { throw ValidationError("--views, --threads, --epochs and --batch-size must be at least 1") }
-    }
-
-    func modified(_ path: String) -> Date? {
-        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+        if !["whole", "all"].contains(holdOutViews) { throw ValidationError("--hold-out-views must be whole or all") }
+        if !(0...4).contains(blocks) { throw ValidationError("--blocks must be 0…4 (the stride-1 blocks at the 7×7 grid)") }
     }
 
     func run() async throws {
         var samples = try TrainingSet.folders(data)
         for file in detection { samples += TrainingSet.detectionCrops(try DetectionRecord.load(jsonl: file)) }
-        // finetune starts from a linear head (train's output). A food-top written after head.json means head.json is
-        // the output of an earlier finetune: starting from it would fit the same photos twice.
-        let headDir = (head as NSString).deletingLastPathComponent
-        let topPath = headDir + "/" + FoodTop.manifestFileName
-        if let topDate = modified(topPath), let headDate = modified(head), topDate >= headDate {
-            throw ValidationError("\(head) was written by an earlier finetune (\(topPath) is newer); run `foodmoment train` first to get the linear head")
-        }
+        // finetune starts from a linear head (train's output); starting from a fine-tuned one would fit the same
+        // photos twice.
         let linear = try SoftmaxHead.load(from: head)
+        if linear.fineTuned == true {
+            throw ValidationError("\(head) was written by an earlier finetune; run `foodmoment train` first to get the linear head")
+        }
         let classes = Array(Set(samples.map(\.label))).sorted()
         guard classes == linear.classes else {
             throw ValidationError("the training data has \(classes.count) labels, the head \(head) \(linear.classes.count); train the head on the same data first")
@@ -74,10 +73,13 @@ struct FineTuneCommand: AsyncParsableCommand {
         let index = Dictionary(uniqueKeysWithValues: classes.enumerated().map { ($1, $0) })
         let photoLabels = samples.map { index[$0.label]! }
         let modelDir = ResourceLocator.modelsDirectory() + "/efficientnet-lite0"
-        let imageNetTop = try FoodTop.imageNet(modelDirectory: modelDir)
+        let imageNetTop = try FoodTop.imageNet(modelDirectory: modelDir, blocks: blocks)
 
         var set: BlockOutputSet
-        if let cache, let cached = BlockOutputSet.read(from: cache), cached.count == samples.count * views {
+        let tapBlock = EfficientNetLite0.blockShapes.count - 1 - blocks
+        let tapChannels = EfficientNetLite0.blockShapes[tapBlock].outChannels
+        if let cache, let cached = BlockOutputSet.read(from: cache), cached.count == samples.count * views, cached.channels == tapChannels,
+           cached.tag == UInt32(tapBlock) {
             set = cached
             Output.note("finetune: \(set.count) block outputs from the cache \(cache)")
         } else {
@@ -85,12 +87,13 @@ struct FineTuneCommand: AsyncParsableCommand {
             let extractor = try EmbeddingExtractor(modelDirectory: modelDir, threads: threads)
             let start = ContinuousClock.now
             let progress = ProgressLine(total: samples.count)
-            let (extracted, failures) = extractor.blockOutputs(samples, labels: photoLabels, views: views, seed: seed) { done, total in
+            let (extracted, failures) = extractor.blockOutputs(samples, labels: photoLabels, views: views, seed: seed, tapBlock: tapBlock) { done, total in
                 progress.advance("\(done)/\(total)")
             }
             progress.finish()
             for f in failures { Output.note("note: skipped \(f.path): \(f.reason)") }
             set = extracted
+            set.tag = UInt32(tapBlock)
             Output.note(String(format: "finetune: extracted %d views in %.0f s", set.count,
                                PhotoDecoder.milliseconds(ContinuousClock.now - start) / 1000))
             if let cache { try set.write(to: cache) }
@@ -99,7 +102,8 @@ struct FineTuneCommand: AsyncParsableCommand {
         var trainViews: [Int] = [], holdViews: [Int] = []
         for s in samples.indices {
             for v in 0..<views where set.labels[s * views + v] >= 0 {
-                if held.contains(s) { holdViews.append(s * views + v) } else { trainViews.append(s * views + v) }
+                // View 0 is the whole photo (`strongViews`).
+                if held.contains(s) { if v == 0 || holdOutViews == "all" { holdViews.append(s * views + v) } } else { trainViews.append(s * views + v) }
             }
         }
         var options = TopFineTuneOptions()
@@ -107,6 +111,7 @@ struct FineTuneCommand: AsyncParsableCommand {
         options.batchSize = batchSize
         options.learningRate = learningRate
         options.headLearningRate = headLearningRate
+        options.blockLearningRate = blockLearningRate
         options.weightDecay = weightDecay
         options.headL2 = headL2
         options.labelSmoothing = labelSmoothing
@@ -119,8 +124,9 @@ struct FineTuneCommand: AsyncParsableCommand {
             options.maxEpochs = 1
             options.learningRate = 0
             options.headLearningRate = 0
+            options.blockLearningRate = 0
         }
-        let (top, tuned, report) = try TopFineTuner.train(
+        let (top, tunedHead, report) = try TopFineTuner.train(
             set: set, gridWidth: FoodRecognizer.inputSize / 32, train: dryRun ? Array(trainViews.prefix(1)) : trainViews,
             holdOut: holdViews, top: imageNetTop, head: linear, anchor: imageNetTop, options: options
         ) { Output.note($0) }
@@ -133,10 +139,11 @@ struct FineTuneCommand: AsyncParsableCommand {
             return
         }
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let note = String(format: "foodmoment finetune --views %d --epochs %d --learning-rate %g --head-learning-rate %g --weight-decay %g --label-smoothing %g --min-window-cells %d --seed %llu; held-out view accuracy %.4f (linear head %.4f)",
-                          views, epochs, learningRate, headLearningRate, weightDecay, labelSmoothing, minWindowCells, seed,
+        let note = String(format: "foodmoment finetune --blocks %d --hold-out-views \(holdOutViews) --views %d --epochs %d --learning-rate %g --block-learning-rate %g --head-learning-rate %g --weight-decay %g --label-smoothing %g --min-window-cells %d --seed %llu; held-out view accuracy %.4f (linear head %.4f)",
+                          blocks, views, epochs, learningRate, blockLearningRate, headLearningRate, weightDecay, labelSmoothing, minWindowCells, seed,
                           report.holdOutAccuracy, report.initialHoldOutAccuracy)
-        // The head first, then the top: a food-top newer than head.json marks a fine-tuned head (see `run`).
+        var tuned = tunedHead
+        tuned.fineTuned = true
         try tuned.save(to: out + "/head.json")
         try top.save(directory: out, note: note)
         // The fine-tuning figures join the linear head's report.

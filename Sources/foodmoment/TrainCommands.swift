@@ -153,9 +153,22 @@ struct LearnCommand: AsyncParsableCommand {
         }
         let label = arguments[0]
         let photos = Array(arguments.dropFirst())
-        let extractor = try EmbeddingExtractor(modelDirectory: ResourceLocator.modelsDirectory() + "/efficientnet-lite0", threads: 1)
-        let samples = photos.map { TrainingSample(path: $0, label: label) }
-        let (embeddings, failures) = extractor.embed(samples, views: 2)
+        // The recognizer's own embedding (the food top's when there is one), of each photo and its mirror image.
+        let recognizer = try loadRecognizers(threads: 1, models: nil)[0]
+        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
+        var embeddings: [[[Float]]] = [], failures: [(path: String, reason: String)] = []
+        for path in photos {
+            switch decoder.decode(path: path) {
+            case .success(let (decoded, _)):
+                var rng = SplitMix64(seed: 1)
+                let views = EmbeddingExtractor.views(of: decoded.image, region: nil, count: 2, rng: &rng)
+                do { embeddings.append(try recognizer.embeddings(of: views).map(\.embedding)) } catch {
+                    failures.append((path, "\(error)"))
+                }
+            case .failure(let e):
+                failures.append((path, e.message))
+            }
+        }
         for f in failures { Output.note("error: \(f.path): \(f.reason)") }
         let examples = embeddings.flatMap { $0 }
         guard !examples.isEmpty else { Output.note("no photo could be used"); throw ExitCode(1) }

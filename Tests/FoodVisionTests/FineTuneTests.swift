@@ -22,11 +22,29 @@ private func lossAndGradients(_ p: TopFineTuner.Parameters, x: [Float], labels: 
                               head: SoftmaxHead, smoothing: Float) -> (Float, TopFineTuner.Workspace) {
     let ws = TopFineTuner.Workspace(views: n, cells: cells, cin: cin, cout: cout, classes: head.classes.count)
     for i in x.indices { ws.x[i] = x[i] }
-    let packed = PackedGemmWeights(weightsOI: p.w, bias: p.b, inChannels: cin, outChannels: cout, kernel: .fastest)
+    let sw = TopFineTuner.StepWeights(p, shapes: [], cin: cin, cout: cout, kernel: .fastest, backward: true)
     TopFineTuner.run(ws: ws, n: n, labels: ArraySlice(labels), cells: cells, cin: cin, cout: cout, classes: head.classes.count,
-                     packed: packed, p: p, mean: head.featureMean, scale: head.featureScale, smoothing: smoothing,
+                     weights: sw, p: p, mean: head.featureMean, scale: head.featureScale, smoothing: smoothing,
                      gradScale: 1 / Float(n))
     return (Float(ws.loss) / Float(n), ws)
+}
+
+/// Two tiny tail blocks before the head conv: 3 → 4 (expand 8, 3×3, no residual), then 4 → 4 (expand 6, 3×3,
+/// residual). Biases keep every ReLU6 away from its kinks for the inputs used (half the channels always on,
+/// half always off), so finite differences are exact up to rounding.
+private func tinyBlocks(seed: UInt64) -> [TailBlock] {
+    var r = TestRandom(seed: seed)
+    func shape(_ i: Int, _ m: Int, _ o: Int, residual: Bool) -> EfficientNetLite0.BlockShape {
+        .init(inChannels: i, midChannels: m, outChannels: o, kernel: 3, stride: 1, residual: residual)
+    }
+    func onOff(_ n: Int, on: Float) -> [Float] { (0..<n).map { $0 % 2 == 0 ? on : -on } }
+    return [shape(3, 8, 4, residual: false), shape(4, 6, 4, residual: true)].map { s in
+        try! TailBlock(shape: s, arrays: [
+            r.floats(s.midChannels * s.inChannels).map { $0 * 0.1 }, onOff(s.midChannels, on: 3),
+            r.floats(9 * s.midChannels).map { $0 * 0.02 }, onOff(s.midChannels, on: 3).map { $0 + 0 },
+            r.floats(s.outChannels * s.midChannels).map { $0 * 0.1 }, r.floats(s.outChannels).map { $0 * 0.5 },
+        ])
+    }
 }
 
 @Suite struct FineTuneTests {
@@ -69,6 +87,51 @@ private func lossAndGradients(_ p: TopFineTuner.Parameters, x: [Float], labels: 
         // The clipped half of the channels has no gradient, the other half does.
         #expect(nonZeroConv >= cout * cin / 2 - 2)
         for j in stride(from: 1, to: cout, by: 2) { #expect(ws.gB[j] == 0) }
+    }
+
+    @Test func blockGradientsMatchFiniteDifferences() throws {
+        let cout = 6, k = 3, n = 2, grid = 3, cells = grid * grid
+        let blocks = tinyBlocks(seed: 21)
+        let shapes = blocks.map(\.shape)
+        let cin = shapes.last!.outChannels
+        let (top, head) = tinyModel(cin: cin, cout: cout, k: k, seed: 8)
+        var r = TestRandom(seed: 12)
+        let x = r.floats(n * cells * shapes[0].inChannels)
+        let labels = [2, 0]
+        let p = TopFineTuner.Parameters(w: top.weights, b: top.bias, hw: head.weights, hb: head.bias, blocks: blocks.flatMap(\.arrays))
+        func lossAndGrads(_ p: TopFineTuner.Parameters) -> (Float, TopFineTuner.Workspace) {
+            let ws = TopFineTuner.Workspace(views: n, cells: cells, cin: cin, cout: cout, classes: k, shapes: shapes)
+            for i in x.indices { ws.x[i] = x[i] }
+            let sw = TopFineTuner.StepWeights(p, shapes: shapes, cin: cin, cout: cout, kernel: .fastest, backward: true)
+            TopFineTuner.run(ws: ws, n: n, labels: ArraySlice(labels), cells: cells, cin: cin, cout: cout, classes: k, weights: sw,
+                             p: p, shapes: shapes, mean: head.featureMean, scale: head.featureScale, smoothing: 0,
+                             gradScale: 1 / Float(n), gridWidth: grid)
+            return (Float(ws.loss) / Float(n), ws)
+        }
+        let (_, ws) = lossAndGrads(p)
+        let eps: Float = 1e-2
+        func close(_ a: Float, _ b: Float) -> Bool { abs(a - b) <= 2e-3 + 0.03 * max(abs(a), abs(b)) }
+        var checked = 0, nonZero = 0
+        for a in p.blocks.indices {
+            let g = ws.blocks[a / 6].grads[a % 6]
+            // Every parameter of the small arrays, a stride through the bigger ones.
+            for i in stride(from: 0, to: p.blocks[a].count, by: p.blocks[a].count > 40 ? 3 : 1) {
+                var plus = p, minus = p
+                plus.blocks[a][i] += eps; minus.blocks[a][i] -= eps
+                let numeric = (lossAndGrads(plus).0 - lossAndGrads(minus).0) / (2 * eps)
+                #expect(close(g[i], numeric), "block \(a / 6) array \(a % 6) [\(i)]: analytic \(g[i]), numeric \(numeric)")
+                checked += 1
+                if abs(numeric) > 1e-4 { nonZero += 1 }
+            }
+        }
+        #expect(checked > 100 && nonZero > checked / 4, "\(nonZero) of \(checked) block gradients are non-zero")
+        // The public path (runtime layers) gives the same embedding as the training forward pass.
+        let trained = try FoodTop(weights: top.weights, bias: top.bias, inChannels: cin, outChannels: cout, blocks: blocks)
+        let map = FloatImage(width: grid, height: grid, channels: shapes[0].inChannels, values: Array(x[0..<(cells * shapes[0].inChannels)]))
+        let e = try trained.embedding(blockOutput: map)
+        var manual = [Float](repeating: 0, count: cout)
+        for c in 0..<cells { for j in 0..<cout { manual[j] += ws.a[c * cout + j] / Float(cells) } }
+        #expect(maxAbsDiff(e, manual) < 1e-4)
     }
 
     @Test func fineTuningSeparatesATinyGeneratedDataset() throws {
@@ -143,6 +206,19 @@ private func lossAndGradients(_ p: TopFineTuner.Parameters, x: [Float], labels: 
         #expect(block.width == 7 && block.height == 7 && block.channels == 320)
         #expect(maxAbsDiff(try top.embedding(blockOutput: block), out.embedding) < 1e-4)
         #expect(maxAbsDiff(try top.featureMap(blockOutput: block).values, try #require(out.featureMap).values) < 1e-4)
+        // With the last four blocks in the top, it reads block 11's output and still reproduces the network.
+        let deep = try FoodTop.imageNet(modelDirectory: TestPaths.model.path, blocks: 4)
+        #expect(deep.tapBlock == 11 && deep.inputChannels == 192)
+        let tapped = try net.forward([image], includeBlockOutput: true, blockOutputIndex: deep.tapBlock)[0]
+        let tap = try #require(tapped.blockOutput)
+        #expect(tap.width == 7 && tap.channels == 192)
+        #expect(maxAbsDiff(try deep.embedding(blockOutput: tap), out.embedding) < 1e-3)
+        // A pass that stops at the tap gives the same block output and nothing after it.
+        let stopped = try net.forward([image], includeBlockOutput: true, blockOutputIndex: deep.tapBlock, stopAtBlockOutput: true)[0]
+        #expect(stopped.blockOutput?.values == tap.values)
+        #expect(stopped.embedding.isEmpty && stopped.logits.isEmpty && stopped.featureMap == nil)
+        // The classifier on the embedding is the network's own last layer.
+        #expect(maxAbsDiff(try net.imageNetLogits(embedding: out.embedding), out.logits) < 1e-4)
     }
 }
 
@@ -206,6 +282,23 @@ private func lossAndGradients(_ p: TopFineTuner.Parameters, x: [Float], labels: 
         let json = dir + "/" + FoodTop.manifestFileName
         var manifest = try JSONDecoder().decode(FoodTop.Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
         manifest.inChannels = 5
+        try JSONEncoder().encode(manifest).write(to: URL(fileURLWithPath: json))
+        guard case .failure(.manifestMismatch) = load(dir) else { Issue.record("expected a manifest mismatch"); return }
+    }
+
+    @Test func topWithBlocksRoundTripsAndRejectsForeignBlockShapes() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("food-top-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let top = try FoodTop.imageNet(modelDirectory: TestPaths.model.path, blocks: 2)
+        try top.save(directory: dir, note: "test")
+        let back = try FoodTop.load(directory: dir)
+        #expect(back.blocks == top.blocks && back.weights == top.weights && back.tapBlock == 13)
+        let json = dir + "/" + FoodTop.manifestFileName
+        var manifest = try JSONDecoder().decode(FoodTop.Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
+        #expect(manifest.format == FoodTop.formatNameWithBlocks && manifest.tapBlock == 13)
+        // Blocks that are not the backbone's last ones (here: swapped kernels) are refused before any weight is read.
+        manifest.blocks = manifest.blocks!.map { var b = $0; b.kernel = b.kernel == 3 ? 5 : 3; return b }
         try JSONEncoder().encode(manifest).write(to: URL(fileURLWithPath: json))
         guard case .failure(.manifestMismatch) = load(dir) else { Issue.record("expected a manifest mismatch"); return }
     }
