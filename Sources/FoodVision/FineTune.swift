@@ -224,57 +224,45 @@ public enum TopFineTuner {
         }
     }
 
-    /// Stride-1 SAME depthwise over `n` maps of `h × w × c`, weights tap-major `[k*k][c]`, then ReLU6.
-    static func depthwiseForward(_ x: UnsafePointer<Float>, weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, n: Int,
-                                 h: Int, w: Int, c: Int, k: Int, output: UnsafeMutablePointer<Float>) {
+    /// Calls `body(output pixel, input pixel, tap)` for every tap of a stride-1 SAME k×k window that lands inside
+    /// the map, over `n` maps of h × w (pixels numbered across the maps).
+    @inline(__always)
+    static func forEachTap(n: Int, h: Int, w: Int, k: Int, _ body: (Int, Int, Int) -> Void) {
         let pad = (k - 1) / 2
         for v in 0..<n {
             for y in 0..<h {
-                for xx in 0..<w {
-                    let o = output + ((v * h + y) * w + xx) * c
-                    o.update(from: bias, count: c)
-                    for dy in 0..<k {
-                        let iy = y + dy - pad
-                        guard iy >= 0 && iy < h else { continue }
-                        for dx in 0..<k {
-                            let ix = xx + dx - pad
-                            guard ix >= 0 && ix < w else { continue }
-                            let src = x + ((v * h + iy) * w + ix) * c, wt = weights + (dy * k + dx) * c
-                            for ch in 0..<c { o[ch] += wt[ch] * src[ch] }
+                for x in 0..<w {
+                    for dy in 0..<k where y + dy - pad >= 0 && y + dy - pad < h {
+                        for dx in 0..<k where x + dx - pad >= 0 && x + dx - pad < w {
+                            body((v * h + y) * w + x, (v * h + y + dy - pad) * w + x + dx - pad, dy * k + dx)
                         }
                     }
-                    for ch in 0..<c { o[ch] = min(max(o[ch], 0), 6) }
                 }
             }
         }
+    }
+
+    /// Stride-1 SAME depthwise over `n` maps of `h × w × c`, weights tap-major `[k*k][c]`, then ReLU6.
+    static func depthwiseForward(_ x: UnsafePointer<Float>, weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, n: Int,
+                                 h: Int, w: Int, c: Int, k: Int, output: UnsafeMutablePointer<Float>) {
+        for p in 0..<(n * h * w) { (output + p * c).update(from: bias, count: c) }
+        forEachTap(n: n, h: h, w: w, k: k) { op, ip, t in
+            let o = output + op * c, src = x + ip * c, wt = weights + t * c
+            for ch in 0..<c { o[ch] += wt[ch] * src[ch] }
+        }
+        for i in 0..<(n * h * w * c) { output[i] = min(max(output[i], 0), 6) }
     }
 
     /// The depthwise layer's backward pass: `g` is dL/d(pre-activation output); adds dL/dweights to `gW`
     /// (tap-major) and writes dL/dinput to `dx` (overwritten).
     static func depthwiseBackward(_ x: UnsafePointer<Float>, weights: UnsafePointer<Float>, g: UnsafePointer<Float>, n: Int,
                                   h: Int, w: Int, c: Int, k: Int, gW: UnsafeMutablePointer<Float>, dx: UnsafeMutablePointer<Float>) {
-        let pad = (k - 1) / 2
         dx.update(repeating: 0, count: n * h * w * c)
-        for v in 0..<n {
-            for y in 0..<h {
-                for xx in 0..<w {
-                    let gp = g + ((v * h + y) * w + xx) * c
-                    for dy in 0..<k {
-                        let iy = y + dy - pad
-                        guard iy >= 0 && iy < h else { continue }
-                        for dx0 in 0..<k {
-                            let ix = xx + dx0 - pad
-                            guard ix >= 0 && ix < w else { continue }
-                            let t = dy * k + dx0
-                            let src = x + ((v * h + iy) * w + ix) * c, dst = dx + ((v * h + iy) * w + ix) * c
-                            let wt = weights + t * c, gw = gW + t * c
-                            for ch in 0..<c {
-                                gw[ch] += src[ch] * gp[ch]
-                                dst[ch] += wt[ch] * gp[ch]
-                            }
-                        }
-                    }
-                }
+        forEachTap(n: n, h: h, w: w, k: k) { op, ip, t in
+            let gp = g + op * c, src = x + ip * c, dst = dx + ip * c, wt = weights + t * c, gw = gW + t * c
+            for ch in 0..<c {
+                gw[ch] += src[ch] * gp[ch]
+                dst[ch] += wt[ch] * gp[ch]
             }
         }
     }
@@ -663,18 +651,9 @@ public enum TopFineTuner {
         return (try FoodTop(weights: best.w, bias: best.b, inChannels: cin, outChannels: cout, blocks: blocks), newHead, report)
     }
 
-    /// The photo-level split `SoftmaxHead.train` makes with the same `seed`, `holdOutFraction` and per-photo labels
-    /// (views of a photo are consecutive): the held-out photos of the linear head stay held out here.
-    public static func holdOutPhotos(photoLabels: [Int], classes: Int, fraction: Double, seed: UInt64) -> Set<Int> {
-        var rng = SplitMix64(seed: seed)
-        var held = Set<Int>()
-        for c in 0..<classes {
-            var photos = photoLabels.indices.filter { photoLabels[$0] == c }
-            rng.shuffle(&photos)
-            var hold = Int((Double(photos.count) * fraction).rounded())
-            if fraction > 0 && hold == 0 && photos.count >= 2 { hold = 1 }
-            held.formUnion(photos.prefix(hold))
-        }
-        return held
+    /// The photo-level split `SoftmaxHead.train` makes with the same `seed`, `holdOutFraction`, per-photo labels
+    /// and groups (views of a photo are consecutive): the held-out photos of the linear head stay held out here.
+    public static func holdOutPhotos(photoLabels: [Int], classes: Int, fraction: Double, seed: UInt64, groups: [Int]? = nil) -> Set<Int> {
+        HoldOutSplit.photos(labels: photoLabels, classes: classes, fraction: fraction, seed: seed, groups: groups)
     }
 }

@@ -44,7 +44,7 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
     public static func train(embeddings: [[Float]], labels: [Int], classes: [String], l2: Float = 1e-3,
                              holdOutFraction: Double = 0.2, maxEpochs: Int = 100, seed: UInt64 = 1,
                              learningRate: Float = 0.01, batchSize: Int = 32, patience: Int = 8,
-                             groupSize: Int = 1) throws(FoodVisionError) -> SoftmaxHead {
+                             groupSize: Int = 1, photoGroups: [Int]? = nil) throws(FoodVisionError) -> SoftmaxHead {
         guard !embeddings.isEmpty, embeddings.count == labels.count else {
             throw .invalidTrainingData(reason: "\(embeddings.count) embeddings for \(labels.count) labels; pass one label per embedding")
         }
@@ -60,20 +60,21 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
             throw .invalidTrainingData(reason: "holdOutFraction must be in 0..<1, maxEpochs and batchSize >= 1, l2 >= 0, learningRate > 0")
         }
         var rng = SplitMix64(seed: seed)
-        // Stratified split: per class, a seeded shuffle, the first share held out (at least one when the class has 2+).
-        // With `groupSize` > 1, consecutive runs of that many embeddings (augmented views of one photo) stay
-        // together on one side, so the held-out part never contains a view of a training photo.
+        // Stratified split by photo (`HoldOutSplit`): with `groupSize` > 1, consecutive runs of that many embeddings
+        // (augmented views of one photo) stay together on one side, so the held-out part never contains a view of a
+        // training photo; with `photoGroups`, photos of one group (shots of one weighed portion) do too.
         guard groupSize >= 1, labels.count % groupSize == 0 else {
             throw .invalidTrainingData(reason: "\(labels.count) embeddings are not whole groups of \(groupSize)")
         }
+        let photoLabels = stride(from: 0, to: labels.count, by: groupSize).map { labels[$0] }
+        if let photoGroups, photoGroups.count != photoLabels.count {
+            throw .invalidTrainingData(reason: "\(photoGroups.count) photo groups for \(photoLabels.count) photos")
+        }
+        let held = HoldOutSplit.photos(labels: photoLabels, classes: classes.count, fraction: holdOutFraction, rng: &rng,
+                                       groups: photoGroups)
         var trainIdx = [Int](), holdIdx = [Int]()
-        for c in classes.indices {
-            var groups = stride(from: 0, to: labels.count, by: groupSize).filter { labels[$0] == c }
-            rng.shuffle(&groups)
-            var hold = Int((Double(groups.count) * holdOutFraction).rounded())
-            if holdOutFraction > 0 && hold == 0 && groups.count >= 2 { hold = 1 }
-            for g in groups.prefix(hold) { holdIdx += g..<(g + groupSize) }
-            for g in groups.dropFirst(hold) { trainIdx += g..<(g + groupSize) }
+        for p in photoLabels.indices {
+            if held.contains(p) { holdIdx += (p * groupSize)..<((p + 1) * groupSize) } else { trainIdx += (p * groupSize)..<((p + 1) * groupSize) }
         }
         guard !trainIdx.isEmpty else { throw .invalidTrainingData(reason: "no training examples left after the hold-out split") }
         // Standardisation from the training split.
@@ -248,4 +249,29 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
     }
 }
 
+/// The seeded, stratified hold-out split `SoftmaxHead.train` and `finetune` share.
+public enum HoldOutSplit {
+    /// Per class, a seeded shuffle of its photos — or, with `groups` (one id per photo), of its groups — and the first
+    /// `fraction` held out (at least one when the class has two or more). A held-out group takes all its photos
+    /// along, whatever their label (crops of one photo, shots of one portion). Without groups every photo is its
+    /// own group. Returns the held-out photo indices.
+    public static func photos(labels: [Int], classes: Int, fraction: Double, seed: UInt64, groups: [Int]? = nil) -> Set<Int> {
+        var rng = SplitMix64(seed: seed)
+        return photos(labels: labels, classes: classes, fraction: fraction, rng: &rng, groups: groups)
+    }
 
+    /// The same, drawing from `rng` (`SoftmaxHead.train` goes on to shuffle its batches with it).
+    public static func photos(labels: [Int], classes: Int, fraction: Double, rng: inout SplitMix64, groups: [Int]? = nil) -> Set<Int> {
+        let group = groups ?? Array(labels.indices)
+        var heldGroups = Set<Int>()
+        for c in 0..<classes {
+            var seen = Set<Int>(), members = [Int]()
+            for p in labels.indices where labels[p] == c && seen.insert(group[p]).inserted { members.append(group[p]) }
+            rng.shuffle(&members)
+            var hold = Int((Double(members.count) * fraction).rounded())
+            if fraction > 0 && hold == 0 && members.count >= 2 { hold = 1 }
+            heldGroups.formUnion(members.prefix(hold))
+        }
+        return Set(labels.indices.filter { heldGroups.contains(group[$0]) })
+    }
+}

@@ -72,6 +72,23 @@ public enum TrainingSet {
         return samples
     }
 
+    /// Hold-out groups, one id per sample: the shots of one weighed ECUSTFD portion (`apple001S(1).jpg`,
+    /// `apple001T(2).jpg` … → `apple001`) form one group, and so do the box crops of one photo; every other photo
+    /// is its own group. Holding out by group keeps near-identical shots of one portion off both sides of a split.
+    public static func holdOutGroups(_ samples: [TrainingSample]) -> [Int] {
+        var ids: [String: Int] = [:]
+        return samples.map { s in
+            let dir = (s.path as NSString).deletingLastPathComponent, name = (s.path as NSString).lastPathComponent
+            var key = s.path
+            if let r = name.range(of: #"^[A-Za-z_]+[0-9]+(?=[ST]\([0-9]+\)\.)"#, options: .regularExpression) {
+                key = dir + "/" + name[r]
+            }
+            if let id = ids[key] { return id }
+            ids[key] = ids.count
+            return ids.count - 1
+        }
+    }
+
     /// Box crops from a detection file (with a 10 % margin), skipping held-out groups and tiny boxes.
     public static func detectionCrops(_ records: [DetectionRecord], source: String = "sohl") -> [TrainingSample] {
         var samples: [TrainingSample] = []

@@ -159,10 +159,10 @@ public enum FoodContext {
 public final class FoodRecognizer: @unchecked Sendable {
     public let backbone: EfficientNetLite0
     public let head: SoftmaxHead
-    /// The fine-tuned top (`models/food-head/food-top.json`: the backbone's last blocks and head conv, tuned on
-    /// food): when present, the whole-photo pass stops at its tap block and the top gives the food embedding — which
-    /// the food head, the learned-food matcher and the ImageNet classifier (the food-context signal) all read — and
-    /// the food feature map; the localisation pass (cell detector, coin finder) keeps the original network.
+    /// The fine-tuned top (`models/food-head/food-top.json`: the backbone's head conv, optionally with its last
+    /// blocks, tuned on food): when present, it gives the food embedding — which the food head and the learned-food
+    /// matcher read — and the food feature map (see `embeddings(of:)` for the ImageNet logits); the localisation
+    /// pass (cell detector, coin finder) keeps the original network.
     public let foodTop: FoodTop?
     public private(set) var matcher: PrototypeMatcher
     /// Finds a coin for scale (`models/food-head/coin-head.json` + `reference.json`); nil = grams without scale.
@@ -284,20 +284,24 @@ public final class FoodRecognizer: @unchecked Sendable {
         }
     }
 
-    /// Food embeddings and ImageNet logits of whole-photo inputs (224 × 224): with a food top the backbone stops at
-    /// the top's tap block, the top gives the embedding and the ImageNet classifier reads it (one tail per view);
-    /// without one, the backbone's own. `learn` uses this too, so taught foods live in the same space.
+    /// Food embeddings and ImageNet logits of whole-photo inputs (224 × 224), one per input. With a food top the
+    /// top gives the embedding; a top with blocks replaces the network's last blocks, so the pass stops at its tap
+    /// and the ImageNet classifier reads the food embedding (running the original tail as well would cost ~1.3 ms);
+    /// a top without blocks reads the last block's output and the network's own logits come with it. `learn` uses
+    /// this too, so taught foods live in the same space as the photos they are matched against.
     public func embeddings(of inputs: [FloatImage]) throws -> [(embedding: [Float], logits: [Float])] {
         guard let foodTop else { return try backbone.forward(inputs).map { ($0.embedding, $0.logits) } }
-        let outs = try backbone.forward(inputs, includeBlockOutput: true, blockOutputIndex: foodTop.tapBlock, stopAtBlockOutput: true)
+        let outs = try backbone.forward(inputs, includeBlockOutput: true, blockOutputIndex: foodTop.tapBlock,
+                                        stopAtBlockOutput: !foodTop.blocks.isEmpty)
         return try outs.map { try foodEmbedding($0, top: foodTop) }
     }
 
-    /// The top's embedding of one backbone output (its tap block output) and the ImageNet logits of it.
+    /// The top's embedding of one backbone output (its tap block output) and the ImageNet logits: the network's
+    /// own when the pass ran to the end, else the classifier on the food embedding.
     private func foodEmbedding(_ out: BackboneOutput, top: FoodTop) throws -> (embedding: [Float], logits: [Float]) {
         guard let block = out.blockOutput else { throw FoodVisionError.invalidInput(reason: "backbone returned no block output for the food top") }
         let e = try top.embedding(blockOutput: block)
-        return (e, try backbone.imageNetLogits(embedding: e))
+        return (e, out.logits.isEmpty ? try backbone.imageNetLogits(embedding: e) : out.logits)
     }
 
     /// The backbone passes of stage 1, by `calibration.embeddingSource` and `localisationSize`: the whole-photo

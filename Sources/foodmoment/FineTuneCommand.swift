@@ -98,7 +98,8 @@ struct FineTuneCommand: AsyncParsableCommand {
                                PhotoDecoder.milliseconds(ContinuousClock.now - start) / 1000))
             if let cache { try set.write(to: cache) }
         }
-        let held = TopFineTuner.holdOutPhotos(photoLabels: photoLabels, classes: classes.count, fraction: 0.15, seed: seed)
+        let held = TopFineTuner.holdOutPhotos(photoLabels: photoLabels, classes: classes.count, fraction: 0.15, seed: seed,
+                                              groups: TrainingSet.holdOutGroups(samples))
         var trainViews: [Int] = [], holdViews: [Int] = []
         for s in samples.indices {
             for v in 0..<views where set.labels[s * views + v] >= 0 {

@@ -80,9 +80,13 @@ struct TrainCommand: AsyncParsableCommand {
             if let cache { try EmbeddingCache.write(cache, embeddings: xs, labels: labelNames) }
         }
         Output.note(String(format: "train: %d embeddings (%.1f s to embed); fitting the head", xs.count, embedSeconds))
-        // Views of one photo must not straddle the split: hold out whole photos by grouping their views.
+        // Views of one photo must not straddle the split: hold out whole photos by grouping their views, and whole
+        // portions (ECUSTFD shots) and photos (box crops) by their hold-out groups — when every photo gave views.
+        let groups = xs.count == samples.count * views ? TrainingSet.holdOutGroups(samples) : nil
+        if groups == nil { Output.note("train: some photos gave no views; holding out by photo only") }
         let head = try SoftmaxHead.train(embeddings: xs, labels: ys, classes: classes, l2: l2, holdOutFraction: 0.15,
-                                         maxEpochs: epochs, seed: seed, learningRate: learningRate, groupSize: views)
+                                         maxEpochs: epochs, seed: seed, learningRate: learningRate, groupSize: views,
+                                         photoGroups: groups)
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         try head.save(to: out + "/head.json")
         struct Report: Encodable {
