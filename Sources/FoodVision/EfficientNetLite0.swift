@@ -110,7 +110,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
     /// the weight file's size against the layer table and every tensor's shape.
     public convenience init(modelDirectory: String, kernel: GemmKernel = .fastest) throws(FoodVisionError) {
         let (manifest, tensors) = try Self.readModel(directory: modelDirectory)
-        let labelsPath = (modelDirectory as NSString).appendingPathComponent(manifest.labelsFile)
+        let manifestPath = (modelDirectory as NSString).appendingPathComponent(ModelConverter.manifestFileName)
+        let labelsPath = (modelDirectory as NSString).appendingPathComponent(try checkedModelFileName(manifest.labelsFile, manifestPath: manifestPath))
         let labels = try readLabels(labelsPath)
         guard labels.count == manifest.classCount, labels.count == Self.classCount else {
             throw .manifestMismatch(path: labelsPath, reason: "\(labels.count) labels, expected \(Self.classCount)")
@@ -132,7 +133,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
         guard manifest.format == ModelManifest.formatName, manifest.formatVersion == ModelManifest.currentFormatVersion else {
             throw .invalidFormat(path: manifestPath, reason: "format \(manifest.format) v\(manifest.formatVersion); this build reads \(ModelManifest.formatName) v\(ModelManifest.currentFormatVersion)")
         }
-        let weightsPath = (directory as NSString).appendingPathComponent(manifest.weightsFile)
+        let weightsPath = (directory as NSString).appendingPathComponent(try checkedModelFileName(manifest.weightsFile, manifestPath: manifestPath))
         guard FileManager.default.fileExists(atPath: weightsPath) else { throw .missingFile(path: weightsPath) }
         // The layer table must be self-consistent and cover the file exactly.
         var end = 0

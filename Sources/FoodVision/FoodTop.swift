@@ -158,7 +158,7 @@ public struct FoodTop: Sendable {
         guard manifest.inChannels > 0, manifest.outChannels > 0, !o1, !o2, !o3, values <= Int.max / 4, manifest.bytes == values * 4 else {
             throw .manifestMismatch(path: manifestPath, reason: "\(manifest.bytes) bytes do not hold \(shapes.count) blocks + \(manifest.outChannels)x\(manifest.inChannels) weights + \(manifest.outChannels) biases as f32")
         }
-        let weightsPath = (directory as NSString).appendingPathComponent(manifest.weightsFile)
+        let weightsPath = (directory as NSString).appendingPathComponent(try checkedModelFileName(manifest.weightsFile, manifestPath: manifestPath))
         guard FileManager.default.fileExists(atPath: weightsPath) else { throw .missingFile(path: weightsPath) }
         let data = fileSize(weightsPath) > 0 ? try readModelFile(weightsPath) : Data()
         guard data.count >= manifest.bytes else {

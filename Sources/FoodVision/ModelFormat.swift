@@ -292,3 +292,12 @@ func readLabels(_ path: String) throws(FoodVisionError) -> [String] {
     while lines.last == "" { lines.removeLast() }
     return lines
 }
+
+/// A file a manifest names must be a plain file name inside the model's own folder: no folders, no `..`, no
+/// absolute path, nothing hidden — so a manifest cannot make the loader read (or hash) a file elsewhere.
+func checkedModelFileName(_ name: String, manifestPath: String) throws(FoodVisionError) -> String {
+    guard !name.isEmpty, !name.contains("/"), !name.contains("\\"), !name.hasPrefix("."), !name.contains("\0") else {
+        throw .manifestMismatch(path: manifestPath, reason: "file name \"\(name)\" must be a plain file name in the manifest's folder")
+    }
+    return name
+}

@@ -276,6 +276,16 @@ private func tinyBlocks(seed: UInt64) -> [TailBlock] {
         #expect(expected == 120 && actual == 112)
     }
 
+    @Test func weightsFileOutsideTheFolderIsRefused() throws {
+        let (dir, _) = try savedTop()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let json = dir + "/" + FoodTop.manifestFileName
+        var manifest = try JSONDecoder().decode(FoodTop.Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: json)))
+        manifest.weightsFile = "../" + FoodTop.weightsFileName
+        try JSONEncoder().encode(manifest).write(to: URL(fileURLWithPath: json))
+        guard case .failure(.manifestMismatch) = load(dir) else { Issue.record("expected a manifest mismatch"); return }
+    }
+
     @Test func shapeThatDoesNotFitTheBytesIsAManifestMismatch() throws {
         let (dir, _) = try savedTop()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -28,6 +28,18 @@ import Testing
         #expect(error.description.contains("corrupt"))
     }
 
+    @Test(arguments: ["../weights.bin", "/etc/passwd", ".hidden", "sub/weights.bin"])
+    func manifestFileNamesMustStayInTheModelFolder(name: String) throws {
+        let dir = try copyOfModel()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let url = dir.appendingPathComponent("manifest.json")
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        object["weightsFile"] = name
+        try JSONSerialization.data(withJSONObject: object).write(to: url)
+        guard case .failure(.manifestMismatch(_, let reason)) = load(dir) else { Issue.record("expected a manifest mismatch for \(name)"); return }
+        #expect(reason.contains("plain file name"))
+    }
+
     @Test func truncatedWeightsAreReported() throws {
         let dir = try copyOfModel()
         defer { try? FileManager.default.removeItem(at: dir) }
