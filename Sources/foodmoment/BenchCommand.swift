@@ -2,6 +2,7 @@ import ArgumentParser
 import FoodCore
 import FoodVision
 import Foundation
+import Pipeline
 
 /// `foodmoment bench`: times the backbone on one thread and compares with onnxruntime on the same input.
 struct BenchCommand: AsyncParsableCommand {
@@ -215,9 +216,8 @@ struct BenchCommand: AsyncParsableCommand {
     func fmt(_ v: Double) -> String { Output.padLeft(String(format: "%.3f", v), 9) }
 }
 
-func percentile(_ sorted: [Double], _ q: Double) -> Double {
-    sorted[min(sorted.count - 1, Int((Double(sorted.count) * q).rounded(.down)))]
-}
+/// One percentile definition for every figure (nearest rank; `tools/onnx/ort_bench.py` uses the same).
+func percentile(_ values: [Double], _ q: Double) -> Double { DecodeBenchmark.percentile(values, q) }
 
 private func floats(_ data: Data) -> [Float] {
     let count = data.count / 4
