@@ -368,7 +368,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         let (embedding, map) = (passes.embedding, passes.map)
         let foodMass = FoodContext.mass(logits: passes.logits)
         let top = try head.predict(embedding)
-        // Learned foods were taught with the backbone's own embedding (`learn`), so they are matched on it.
+        // Learned foods are taught with the same food embedding (`learn` uses `embeddings(of:)`).
         let learned = matcher.labels.isEmpty ? nil : try matcher.match(passes.embedding)
         lap("head")
         let reference = coinFinder?.find(in: image, featureMap: map)
