@@ -154,7 +154,8 @@ public enum TopFineTuner {
         var head: PackedGemmWeights
         var headT: PackedGemmWeights?
         var expand: [PackedGemmWeights] = [], project: [PackedGemmWeights] = []
-        var expandT: [PackedGemmWeights] = [], projectT: [PackedGemmWeights] = []
+        /// `expandT[0]` is nil: the first block's input is the frozen cache, its gradient is not needed.
+        var expandT: [PackedGemmWeights?] = [], projectT: [PackedGemmWeights] = []
 
         init(_ p: Parameters, shapes: [EfficientNetLite0.BlockShape], cin: Int, cout: Int, kernel: GemmKernel, backward: Bool) {
             head = PackedGemmWeights(weightsOI: p.w, bias: p.b, inChannels: cin, outChannels: cout, kernel: kernel)
@@ -170,13 +171,9 @@ public enum TopFineTuner {
                 if backward {
                     projectT.append(PackedGemmWeights(weightsOI: transposed(a[4], rows: s.outChannels, cols: s.midChannels), bias: nil,
                                                       inChannels: s.outChannels, outChannels: s.midChannels, kernel: kernel))
-                    // The first block's input gradient is not needed (its input is the frozen cache).
-                    if i > 0 {
-                        expandT.append(PackedGemmWeights(weightsOI: transposed(a[0], rows: s.midChannels, cols: s.inChannels), bias: nil,
-                                                         inChannels: s.midChannels, outChannels: s.inChannels, kernel: kernel))
-                    } else {
-                        expandT.append(PackedGemmWeights(weightsOI: [0], bias: nil, inChannels: 1, outChannels: 1, kernel: kernel))
-                    }
+                    expandT.append(i == 0 ? nil : PackedGemmWeights(weightsOI: transposed(a[0], rows: s.midChannels, cols: s.inChannels),
+                                                                    bias: nil, inChannels: s.midChannels, outChannels: s.inChannels,
+                                                                    kernel: kernel))
                 }
             }
         }
@@ -213,8 +210,7 @@ public enum TopFineTuner {
         var xT = [Float](repeating: 0, count: rows * ins)
         xT.withUnsafeMutableBufferPointer { transpose(x, rows: rows, cols: ins, into: $0.baseAddress!) }
         let packedX = PackedGemmWeights(weightsOI: xT, bias: nil, inChannels: rows, outChannels: ins, kernel: kernel)
-        for o in 0..<outs { gB[o] = 0 }
-        for r in 0..<rows { let d = dZ + r * outs; for o in 0..<outs { gB[o] += d[o] } }
+        columnSums(dZ, rows: rows, cols: outs, into: &gB)
         scratch.withUnsafeMutableBufferPointer { dzT in
             transpose(dZ, rows: rows, cols: outs, into: dzT.baseAddress!)
             gW.withUnsafeMutableBufferPointer { g in
@@ -222,6 +218,17 @@ public enum TopFineTuner {
                      residual: nil, ldr: ins)
             }
         }
+    }
+
+    /// `sums[c] = Σ_r m[r][c]` of a row-major `rows × cols` matrix (a bias gradient).
+    static func columnSums(_ m: UnsafePointer<Float>, rows: Int, cols: Int, into sums: inout [Float]) {
+        for c in 0..<cols { sums[c] = 0 }
+        for r in 0..<rows { let row = m + r * cols; for c in 0..<cols { sums[c] += row[c] } }
+    }
+
+    /// Zeroes the gradient where the ReLU6 output `activation` was clipped (at 0 or 6): its derivative there is 0.
+    static func maskClipped(_ gradient: UnsafeMutablePointer<Float>, activation: UnsafePointer<Float>, count: Int) {
+        for i in 0..<count where !(activation[i] > 0 && activation[i] < 6) { gradient[i] = 0 }
     }
 
     /// Calls `body(output pixel, input pixel, tap)` for every tap of a stride-1 SAME k×k window that lands inside
@@ -272,10 +279,8 @@ public enum TopFineTuner {
         let e: UnsafeMutablePointer<Float>, d: UnsafeMutablePointer<Float>, y: UnsafeMutablePointer<Float>
         let dMid: UnsafeMutablePointer<Float>, dE: UnsafeMutablePointer<Float>, dIn: UnsafeMutablePointer<Float>
         var grads: [[Float]]
-        let counts: (rows: Int, mid: Int, out: Int, inp: Int)
 
         init(rows: Int, shape s: EfficientNetLite0.BlockShape) {
-            counts = (rows, s.midChannels, s.outChannels, s.inChannels)
             e = .allocate(capacity: rows * s.midChannels); d = .allocate(capacity: rows * s.midChannels)
             y = .allocate(capacity: rows * s.outChannels)
             dMid = .allocate(capacity: rows * s.midChannels); dE = .allocate(capacity: rows * s.midChannels)
@@ -297,6 +302,8 @@ public enum TopFineTuner {
     /// Per-thread buffers for one part of a batch.
     final class Workspace: @unchecked Sendable {
         let x: UnsafeMutablePointer<Float>, a: UnsafeMutablePointer<Float>, dz: UnsafeMutablePointer<Float>
+        /// dL/d(head conv input) when there are blocks (rows × the last block's output channels).
+        let dHeadInput: UnsafeMutablePointer<Float>?
         var gW: [Float], gB: [Float], gHW: [Float], gHB: [Float]
         var scratch: [Float] = []
         var blocks: [BlockBuffers]
@@ -312,9 +319,10 @@ public enum TopFineTuner {
             gW = [Float](repeating: 0, count: cout * cin); gB = [Float](repeating: 0, count: cout)
             gHW = [Float](repeating: 0, count: classes * cout); gHB = [Float](repeating: 0, count: classes)
             blocks = shapes.map { BlockBuffers(rows: p, shape: $0) }
+            dHeadInput = shapes.isEmpty ? nil : .allocate(capacity: p * cin)
         }
 
-        deinit { x.deallocate(); a.deallocate(); dz.deallocate() }
+        deinit { x.deallocate(); a.deallocate(); dz.deallocate(); dHeadInput?.deallocate() }
     }
 
     /// The cells of a view that are pooled (a window of the grid); nil = all.
@@ -423,12 +431,9 @@ public enum TopFineTuner {
         let kernel = sw.head.kernel
         weightGradient(dZ: ws.dz, x: headInput, rows: rows, outs: cout, ins: cin, kernel: kernel, gW: &ws.gW, gB: &ws.gB,
                        scratch: &ws.scratch)
-        guard !shapes.isEmpty, let headT = sw.headT else { return }
+        guard !shapes.isEmpty, let headT = sw.headT, let dHeadIn = ws.dHeadInput else { return }
         // dL/d(last block output) = dZ · W.
-        let lastOut = shapes[shapes.count - 1].outChannels
-        let dHeadIn = UnsafeMutablePointer<Float>.allocate(capacity: rows * lastOut)
-        defer { dHeadIn.deallocate() }
-        gemm(m: rows, a: ws.dz, lda: cout, weights: headT, c: dHeadIn, ldc: lastOut, relu6: false, residual: nil, ldr: lastOut)
+        gemm(m: rows, a: ws.dz, lda: cout, weights: headT, c: dHeadIn, ldc: cin, relu6: false, residual: nil, ldr: cin)
         var gOut = dHeadIn
         for i in stride(from: shapes.count - 1, through: 0, by: -1) {
             let s = shapes[i], bb = ws.blocks[i]
@@ -440,10 +445,9 @@ public enum TopFineTuner {
             }
             gemm(m: rows, a: gOut, lda: s.outChannels, weights: sw.projectT[i], c: bb.dMid, ldc: s.midChannels, relu6: false,
                  residual: nil, ldr: s.midChannels)
-            for r in 0..<(rows * s.midChannels) where !(bb.d[r] > 0 && bb.d[r] < 6) { bb.dMid[r] = 0 }
+            maskClipped(bb.dMid, activation: bb.d, count: rows * s.midChannels)
             // Depthwise: bias = Σ dD; weights and dE by the loops; then the expand ReLU6.
-            for ch in 0..<s.midChannels { bb.grads[3][ch] = 0 }
-            for r in 0..<rows { let g = bb.dMid + r * s.midChannels; for ch in 0..<s.midChannels { bb.grads[3][ch] += g[ch] } }
+            columnSums(bb.dMid, rows: rows, cols: s.midChannels, into: &bb.grads[3])
             for t in bb.grads[2].indices { bb.grads[2][t] = 0 }
             p.blocks[6 * i + 2].withUnsafeBufferPointer { dw in
                 bb.grads[2].withUnsafeMutableBufferPointer { gdw in
@@ -451,14 +455,14 @@ public enum TopFineTuner {
                                       k: s.kernel, gW: gdw.baseAddress!, dx: bb.dE)
                 }
             }
-            for r in 0..<(rows * s.midChannels) where !(bb.e[r] > 0 && bb.e[r] < 6) { bb.dE[r] = 0 }
+            maskClipped(bb.dE, activation: bb.e, count: rows * s.midChannels)
             // Expand: weights from dE and the block input; the input gradient only when a block below needs it.
             bb.withGradients(0, 1) { gW, gB in
                 weightGradient(dZ: bb.dE, x: input, rows: rows, outs: s.midChannels, ins: s.inChannels, kernel: kernel,
                                gW: &gW, gB: &gB, scratch: &ws.scratch)
             }
-            guard i > 0 else { break }
-            gemm(m: rows, a: bb.dE, lda: s.midChannels, weights: sw.expandT[i], c: bb.dIn, ldc: s.inChannels, relu6: false,
+            guard let expandT = sw.expandT[i] else { break }
+            gemm(m: rows, a: bb.dE, lda: s.midChannels, weights: expandT, c: bb.dIn, ldc: s.inChannels, relu6: false,
                  residual: s.residual ? UnsafePointer(gOut) : nil, ldr: s.inChannels)
             gOut = bb.dIn
         }
@@ -649,11 +653,5 @@ public enum TopFineTuner {
         var blocks = [TailBlock]()
         for (i, s) in shapes.enumerated() { blocks.append(try TailBlock(shape: s, arrays: Array(best.blocks[6 * i ..< 6 * i + 6]))) }
         return (try FoodTop(weights: best.w, bias: best.b, inChannels: cin, outChannels: cout, blocks: blocks), newHead, report)
-    }
-
-    /// The photo-level split `SoftmaxHead.train` makes with the same `seed`, `holdOutFraction`, per-photo labels
-    /// and groups (views of a photo are consecutive): the held-out photos of the linear head stay held out here.
-    public static func holdOutPhotos(photoLabels: [Int], classes: Int, fraction: Double, seed: UInt64, groups: [Int]? = nil) -> Set<Int> {
-        HoldOutSplit.photos(labels: photoLabels, classes: classes, fraction: fraction, seed: seed, groups: groups)
     }
 }

@@ -76,8 +76,7 @@ struct FineTuneCommand: AsyncParsableCommand {
         let imageNetTop = try FoodTop.imageNet(modelDirectory: modelDir, blocks: blocks)
 
         var set: BlockOutputSet
-        let tapBlock = EfficientNetLite0.blockShapes.count - 1 - blocks
-        let tapChannels = EfficientNetLite0.blockShapes[tapBlock].outChannels
+        let tapBlock = imageNetTop.tapBlock, tapChannels = imageNetTop.inputChannels
         if let cache, let cached = BlockOutputSet.read(from: cache), cached.count == samples.count * views, cached.channels == tapChannels,
            cached.tag == UInt32(tapBlock) {
             set = cached
@@ -98,8 +97,9 @@ struct FineTuneCommand: AsyncParsableCommand {
                                PhotoDecoder.milliseconds(ContinuousClock.now - start) / 1000))
             if let cache { try set.write(to: cache) }
         }
-        let held = TopFineTuner.holdOutPhotos(photoLabels: photoLabels, classes: classes.count, fraction: 0.15, seed: seed,
-                                              groups: TrainingSet.holdOutGroups(samples))
+        // The photos `train` held out (same seed, fraction and groups) stay held out here.
+        let held = HoldOutSplit.photos(labels: photoLabels, classes: classes.count, fraction: 0.15, seed: seed,
+                                       groups: TrainingSet.holdOutGroups(samples))
         var trainViews: [Int] = [], holdViews: [Int] = []
         for s in samples.indices {
             for v in 0..<views where set.labels[s * views + v] >= 0 {
