@@ -29,7 +29,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "foodmoment", targets: ["foodmoment"]),
-        .library(name: "FoodMoment", targets: ["Pipeline"]),
+        .library(name: "FoodMoment", targets: ["FoodMoment"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
@@ -53,7 +53,9 @@ let package = Package(
         .target(name: "Nutrition", dependencies: ["FoodCore"], swiftSettings: swiftSettings),
         .target(name: "Barcodes", dependencies: ["FoodCore"], swiftSettings: numericSettings),
         // Drawing, text from a committed glyph atlas, annotated photos and the HTML report.
-        .target(name: "Rendering", dependencies: ["FoodCore"], swiftSettings: numericSettings),
+        // The glyph atlas file as static data (C23 #embed: instant to compile, unlike a Swift byte-array literal).
+        .target(name: "CGlyphAtlas", exclude: ["glyph-atlas.fmga"]),
+        .target(name: "Rendering", dependencies: ["FoodCore", "CGlyphAtlas"], swiftSettings: numericSettings),
         // Optional stage 2: OpenAI-compatible, Gemini and Ollama providers over any HTTPTransport.
         .target(name: "LLMRefiner", dependencies: ["FoodCore"], swiftSettings: swiftSettings),
         // The meal diary store: SQLite (system libsqlite3) through GRDB.
@@ -62,31 +64,57 @@ let package = Package(
             dependencies: ["FoodCore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
+        // Stage 2: the recogniser on FoodVision — labels, boxes, reference scale, one answer per food, grams.
+        .target(name: "FoodRecognition", dependencies: ["FoodCore", "FoodVision"], swiftSettings: swiftSettings),
+        // Developer tools only (training, fine-tuning, evaluation, decode benchmark): never imported by the library.
         .target(
-            name: "Pipeline",
-            dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "Rendering", "LLMRefiner"],
+            name: "FoodTraining",
+            dependencies: ["FoodCore", "FoodVision", "FoodRecognition", "ImageCodecs", "FoodMoment"],
+            swiftSettings: numericSettings
+        ),
+        // Composition, and the library users import: decode → recognise → nutrition join → refinement merge, the
+        // batch runner and pictures.
+        .target(
+            name: "FoodMoment",
+            dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "FoodRecognition", "Nutrition", "Rendering", "LLMRefiner"],
             swiftSettings: swiftSettings
         ),
-        // Composition: the meal store as the batch's journal (Pipeline's BatchJournal over MealStore).
-        .target(name: "BatchStore", dependencies: ["Pipeline", "MealStore", "FoodCore"], swiftSettings: swiftSettings),
+        // Composition: the meal store as the batch's journal (FoodMoment's BatchJournal over MealStore).
+        .target(name: "BatchStore", dependencies: ["FoodMoment", "MealStore", "FoodCore"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "foodmoment",
             dependencies: [
-                "Pipeline", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes", "CurlTransport", "LLMRefiner", "MealStore", "BatchStore",
+                "FoodMoment", "FoodRecognition", "FoodTraining", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes",
+                "CurlTransport", "LLMRefiner", "MealStore", "BatchStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
         // Shared by the test targets: bad-input corpora, fixture paths, the shared-data locator, subprocess runs.
         .target(name: "FoodMomentTestSupport", dependencies: ["FoodCore", "ImageCodecs"], path: "Tests/Support", swiftSettings: swiftSettings),
-        .testTarget(name: "ImageCodecsTests", dependencies: ["ImageCodecs", "FoodCore", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "FoodVisionTests", dependencies: ["FoodVision", "FoodCore"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ImageCodecsTests",
+            dependencies: ["ImageCodecs", "FoodCore", "FoodVision", "FoodMomentTestSupport"],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "FoodVisionTests", dependencies: ["FoodVision", "FoodCore", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "NutritionTests", dependencies: ["Nutrition", "FoodCore", "CurlTransport", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "RenderingTests", dependencies: ["Rendering", "FoodCore"], swiftSettings: swiftSettings),
         .testTarget(name: "BarcodesTests", dependencies: ["Barcodes", "FoodCore", "ImageCodecs"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "PipelineTests",
-            dependencies: ["Pipeline", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "Rendering", "LLMRefiner", "FoodMomentTestSupport"],
+            name: "FoodRecognitionTests",
+            dependencies: ["FoodRecognition", "FoodTraining", "FoodMoment", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "FoodMomentTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FoodTrainingTests",
+            dependencies: ["FoodTraining", "FoodRecognition", "FoodCore", "FoodVision", "FoodMomentTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "FoodMomentTests",
+            dependencies: ["FoodMoment", "FoodRecognition", "FoodCore", "FoodVision", "ImageCodecs", "Nutrition", "Rendering", "LLMRefiner", "FoodMomentTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "LLMRefinerTests", dependencies: ["LLMRefiner", "FoodCore", "CurlTransport", "FoodMomentTestSupport"], swiftSettings: swiftSettings),
@@ -98,7 +126,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BatchStoreTests",
-            dependencies: ["BatchStore", "Pipeline", "MealStore", "FoodCore", "Nutrition", "ImageCodecs", "FoodMomentTestSupport", "foodmoment"],
+            dependencies: ["BatchStore", "FoodMoment", "FoodRecognition", "MealStore", "FoodCore", "Nutrition", "ImageCodecs", "FoodMomentTestSupport", "foodmoment"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CLITests", dependencies: ["FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),

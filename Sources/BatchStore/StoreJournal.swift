@@ -1,7 +1,7 @@
 public import FoodCore
 public import Foundation
 public import MealStore
-public import Pipeline
+public import FoodMoment
 
 /// The batch journal is the meal store: results keyed by photo hash + settings, and (with `--log`) the diary,
 /// written in one transaction per photo.

@@ -38,7 +38,7 @@ public struct FoodTop: Sendable {
     public let bias: [Float]
     /// Fine-tuned backbone blocks run before the head conv (empty: the head conv reads the last block's output).
     public let blocks: [TailBlock]
-    let conv: PointwiseConv2D
+    package let conv: PointwiseConv2D
     let blockLayers: [TailBlock.Layers]
 
     /// The backbone block whose output this top reads (15, the last, without blocks).

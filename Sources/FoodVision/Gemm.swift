@@ -80,10 +80,10 @@ public enum GemmKernel: String, Sendable, CaseIterable, Codable {
 /// Weights of a 1x1 convolution / fully connected layer packed for one `GemmKernel`: column panels of
 /// `kernel.columns` output channels, each `K x columns` contiguous (zero-padded past `N`), plus the bias
 /// padded the same way.
-struct PackedGemmWeights: @unchecked Sendable {
+package struct PackedGemmWeights: @unchecked Sendable {
     let k: Int
     let n: Int
-    let kernel: GemmKernel
+    package let kernel: GemmKernel
     let panels: FloatBuffer
     let bias: FloatBuffer
 
@@ -96,7 +96,7 @@ struct PackedGemmWeights: @unchecked Sendable {
     func panelWidth(_ panel: Int) -> Int { panel == fullPanels && halfLast ? kernel.columns / 2 : kernel.columns }
 
     /// `weightsOI` is row-major `[N][K]` (PyTorch's `[out, in]`); `bias` has `N` values or is nil for zero.
-    init(weightsOI: [Float], bias: [Float]?, inChannels k: Int, outChannels n: Int, kernel: GemmKernel) {
+    package init(weightsOI: [Float], bias: [Float]?, inChannels k: Int, outChannels n: Int, kernel: GemmKernel) {
         precondition(weightsOI.count == n * k, "PackedGemmWeights: \(weightsOI.count) weights for \(n)x\(k)")
         precondition(bias == nil || bias!.count == n, "PackedGemmWeights: bias count")
         self.k = k
@@ -128,7 +128,7 @@ struct PackedGemmWeights: @unchecked Sendable {
 /// Blocked for the caches: K in blocks of 512 (a packed B block of 512x32 floats is 64 KB; 256 and the whole K measured the same within noise),
 /// rows in blocks of 96 that are swept across all column panels while they stay in L2; ragged edges go
 /// through a small scratch tile (columns), 4- to 7-row kernels (the last rows) or one-row kernels (M < 4: a classifier).
-func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeights,
+package func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeights,
           c: UnsafeMutablePointer<Float>, ldc: Int, relu6: Bool,
           residual: UnsafePointer<Float>?, ldr: Int) {
     let kernel = w.kernel

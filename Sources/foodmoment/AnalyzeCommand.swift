@@ -6,7 +6,9 @@ import Foundation
 import ImageCodecs
 import MealStore
 import Nutrition
-import Pipeline
+import FoodMoment
+import FoodRecognition
+import FoodTraining
 
 struct AnalyzeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

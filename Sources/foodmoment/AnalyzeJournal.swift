@@ -2,7 +2,9 @@ import FoodCore
 import Foundation
 import BatchStore
 import MealStore
-import Pipeline
+import FoodMoment
+import FoodRecognition
+import FoodTraining
 
 extension AnalyzeCommand {
     var storePath: String { db ?? MealStore.defaultPath(dataDirectory: ResourceLocator.userDataDirectory()) }

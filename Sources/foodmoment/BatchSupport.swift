@@ -1,5 +1,7 @@
 import Foundation
-import Pipeline
+import FoodMoment
+import FoodRecognition
+import FoodTraining
 
 /// Writes lines to stdout or to a file the user named. Files are created without following a symlink at the
 /// final path component (`O_NOFOLLOW`), so a planted link cannot redirect output somewhere the user did not name.

@@ -2,7 +2,9 @@ import ArgumentParser
 import FoodCore
 import FoodVision
 import Foundation
-import Pipeline
+import FoodMoment
+import FoodRecognition
+import FoodTraining
 
 /// `foodmoment bench`: times the backbone on one thread and compares with onnxruntime on the same input.
 struct BenchCommand: AsyncParsableCommand {

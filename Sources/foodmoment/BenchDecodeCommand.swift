@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
-import Pipeline
+import FoodMoment
+import FoodRecognition
+import FoodTraining
 
 struct BenchDecodeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

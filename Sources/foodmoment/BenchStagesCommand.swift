@@ -2,7 +2,9 @@ import ArgumentParser
 import FoodCore
 import Foundation
 import ImageCodecs
-import Pipeline
+import FoodMoment
+import FoodRecognition
+import FoodTraining
 
 struct BenchStagesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -52,18 +54,18 @@ struct BenchStagesCommand: AsyncParsableCommand {
         func once(_ path: String, _ r: FoodRecognizer, record: Bool) throws {
             let t = ContinuousClock.now
             guard case .success(let (decoded, _)) = decoder.decode(path: path) else { return }
-            let decodeMs = PhotoDecoder.milliseconds(ContinuousClock.now - t)
+            let decodeMs = (ContinuousClock.now - t).milliseconds
             let rec = try r.recognize(decoded.image)
             if record {
                 samples["decode", default: []].append(decodeMs)
                 for (k, v) in rec.timings { samples[k, default: []].append(v) }
-                samples["total", default: []].append(PhotoDecoder.milliseconds(ContinuousClock.now - t))
+                samples["total", default: []].append((ContinuousClock.now - t).milliseconds)
             }
         }
         for f in files { try once(f, recognizers[0], record: false) }
         let singleStart = ContinuousClock.now
         for _ in 0..<runs { for f in files { try once(f, recognizers[0], record: true) } }
-        let singleSeconds = PhotoDecoder.milliseconds(ContinuousClock.now - singleStart) / 1000
+        let singleSeconds = (ContinuousClock.now - singleStart).milliseconds / 1000
         let singleRate = Double(runs * files.count) / singleSeconds
         // Throughput on N threads: the same work split across recognizers.
         let work = (0..<runs).flatMap { _ in files }
@@ -76,7 +78,7 @@ struct BenchStagesCommand: AsyncParsableCommand {
                 i += workers
             }
         }
-        let multiSeconds = PhotoDecoder.milliseconds(ContinuousClock.now - multiStart) / 1000
+        let multiSeconds = (ContinuousClock.now - multiStart).milliseconds / 1000
         let multiRate = Double(work.count) / multiSeconds
         let order = ["decode", "preprocess", "backbone", "backbone_local", "head", "reference", "localise", "total"]
         let stages = order.compactMap { k in samples[k].map {

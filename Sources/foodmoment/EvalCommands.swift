@@ -3,7 +3,9 @@ import FoodCore
 import FoodVision
 import Foundation
 import Nutrition
-import Pipeline
+import FoodMoment
+import FoodRecognition
+import FoodTraining
 
 /// Loads one recognizer per thread (the backbone keeps a per-instance arena).
 func loadRecognizers(threads: Int, models: String?) throws -> [FoodRecognizer] {

@@ -2,7 +2,9 @@ import ArgumentParser
 import FoodCore
 import FoodVision
 import Foundation
-import Pipeline
+import FoodMoment
+import FoodRecognition
+import FoodTraining
 
 struct FineTuneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -94,7 +96,7 @@ struct FineTuneCommand: AsyncParsableCommand {
             set = extracted
             set.tag = UInt32(tapBlock)
             Output.note(String(format: "finetune: extracted %d views in %.0f s", set.count,
-                               PhotoDecoder.milliseconds(ContinuousClock.now - start) / 1000))
+                               (ContinuousClock.now - start).milliseconds / 1000))
             if let cache { try set.write(to: cache) }
         }
         // The photos `train` held out (same seed, fraction and groups) stay held out here.

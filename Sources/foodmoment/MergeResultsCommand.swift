@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
-import Pipeline
+import FoodMoment
+import FoodRecognition
+import FoodTraining
 
 /// `foodmoment merge-results part-*.ndjson`: joins the NDJSON outputs of sharded runs into one.
 struct MergeResultsCommand: ParsableCommand {

@@ -4,7 +4,9 @@ import FoodCore
 import Foundation
 import LLMRefiner
 import Nutrition
-import Pipeline
+import FoodMoment
+import FoodRecognition
+import FoodTraining
 
 /// `analyze` options for the optional LLM refinement (stage 2), and where the concrete refiner is built:
 /// libcurl transport, continuous clock, configuration from the environment and `llm.json`.

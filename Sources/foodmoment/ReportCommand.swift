@@ -2,7 +2,9 @@ import ArgumentParser
 import FoodCore
 import Foundation
 import MealStore
-import Pipeline
+import FoodMoment
+import FoodRecognition
+import FoodTraining
 
 /// `foodmoment report`: one self-contained HTML page of the diary (thumbnails, meal totals, daily chart, macros).
 struct ReportCommand: ParsableCommand {

@@ -2,7 +2,9 @@ import ArgumentParser
 import FoodCore
 import Foundation
 import MealStore
-import Pipeline
+import FoodMoment
+import FoodRecognition
+import FoodTraining
 
 /// `--db PATH`: the meal store every diary command reads and writes.
 struct StoreOptions: ParsableArguments {

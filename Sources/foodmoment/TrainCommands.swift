@@ -3,7 +3,9 @@ import FoodCore
 import FoodVision
 import ImageCodecs
 import Foundation
-import Pipeline
+import FoodMoment
+import FoodRecognition
+import FoodTraining
 
 struct TrainCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -72,7 +74,7 @@ struct TrainCommand: AsyncParsableCommand {
             progress.finish()
             for f in failures { Output.note("note: skipped \(f.path): \(f.reason)") }
             failureCount = failures.count
-            embedSeconds = PhotoDecoder.milliseconds(ContinuousClock.now - start) / 1000
+            embedSeconds = (ContinuousClock.now - start).milliseconds / 1000
             var labelNames: [String] = []
             for (s, e) in zip(samples, embeddings) where !e.isEmpty {
                 for v in e { xs.append(v); ys.append(index[s.label]!); labelNames.append(s.label) }

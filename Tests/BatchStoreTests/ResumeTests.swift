@@ -5,7 +5,8 @@ import Foundation
 import ImageCodecs
 import MealStore
 import Nutrition
-import Pipeline
+import FoodMoment
+import FoodRecognition
 import Testing
 
 /// A folder of distinct photos with file times spread over a day (so the merge rules make several meals):

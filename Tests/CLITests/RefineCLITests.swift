@@ -3,7 +3,9 @@ import Foundation
 import Testing
 
 /// `foodmoment analyze --refine` and `foodmoment llm check`, the real binary against a loopback provider.
-@Suite("foodmoment analyze --refine (real binary, loopback provider)", .timeLimit(.minutes(1)))
+/// The time limit only guards against a hang (each run of the binary also has `runProcess`'s own limit): the binary
+/// may be a sanitizer build, on a 2-core machine shared with CPU-bound tests.
+@Suite("foodmoment analyze --refine (real binary, loopback provider)", .timeLimit(.minutes(10)))
 struct RefineCLITests {
     static let key = "sk-cli-SECRET-777"
 

@@ -5,7 +5,9 @@ import Testing
 /// The API key never leaves the request header: real `foodmoment` runs (refinement, cache hits, `llm check`,
 /// `--explain-network`, `--json`, provider errors that echo the key back) with a distinctive key, then every byte
 /// of stdout, stderr and every file under the temporary FOODMOMENT_HOME is searched for it.
-@Suite("Secrets never leak (real binary, loopback provider)", .timeLimit(.minutes(1)))
+/// The time limit only guards against a hang (each run of the binary also has `runProcess`'s own limit): the binary
+/// may be a sanitizer build, on a 2-core machine shared with CPU-bound tests.
+@Suite("Secrets never leak (real binary, loopback provider)", .timeLimit(.minutes(10)))
 struct SecretsCLITests {
     static let key = "sk-fm-LEAKCANARY-9f3b7c2e1d"
 

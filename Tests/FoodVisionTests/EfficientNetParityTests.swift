@@ -1,5 +1,6 @@
 import FoodCore
 import Foundation
+import FoodMomentTestSupport
 import Testing
 @testable import FoodVision
 

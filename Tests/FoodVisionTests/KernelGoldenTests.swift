@@ -1,3 +1,4 @@
+import FoodMomentTestSupport
 import FoodCore
 import Testing
 @testable import FoodVision

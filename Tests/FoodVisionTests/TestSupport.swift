@@ -24,21 +24,6 @@ func readFloats(_ url: URL) throws -> [Float] {
     return littleEndianFloats(data, from: data.startIndex, count: data.count / 4)
 }
 
-/// FoodCore's SplitMix64 with float helpers, so golden tests are reproducible.
-struct TestRandom {
-    private var rng: SplitMix64
-    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
-    mutating func next() -> UInt64 { rng.next() }
-    /// Uniform in [-1, 1).
-    mutating func float() -> Float { Float(next() >> 40) / Float(1 << 24) * 2 - 1 }
-    mutating func floats(_ n: Int) -> [Float] { (0..<n).map { _ in float() } }
-}
-
-func maxAbsDiff(_ a: [Float], _ b: [Float]) -> Float {
-    precondition(a.count == b.count)
-    return zip(a, b).reduce(0) { max($0, abs($1.0 - $1.1)) }
-}
-
 // Naive reference layers written plainly (Double accumulation, PyTorch weight layouts, NHWC tensors).
 
 func samePad(_ n: Int, _ k: Int, _ s: Int) -> (out: Int, before: Int) {

@@ -1,5 +1,6 @@
 import FoodCore
 import FoodMomentTestSupport
+import FoodVision
 import ImageCodecs
 import Testing
 

@@ -6,8 +6,12 @@ import Foundation
 import Testing
 
 /// The real libcurl transport against a real HTTP server on 127.0.0.1 that speaks the three protocols and
-/// injects faults. Waits go through `RecordingClock`, so nothing here sleeps for a retry.
-@Suite("LLM over libcurl (loopback)", .timeLimit(.minutes(1)))
+/// injects faults. Waits go through `RecordingClock`, so nothing here sleeps for a retry, and no outcome depends on
+/// how fast the machine is: the slow server is 75 times slower than the client's timeout and lets go when the client
+/// hangs up, the concurrency gauge meets requests at a barrier, the cancellation waits for the server's signal.
+/// The time limit only guards against a hang: each test takes seconds, but under a sanitizer on 2 cores a test can
+/// wait minutes for a thread while CPU-bound tests run beside it.
+@Suite("LLM over libcurl (loopback)", .timeLimit(.minutes(5)))
 struct EndToEndTests {
     static let key = "sk-test-SECRET-4242"
     let transport = CurlHTTPTransport(userAgent: "FoodMoment-tests")
@@ -134,7 +138,9 @@ struct EndToEndTests {
     }
 
     @Test func slowServerTimesOut() async throws {
-        let s = try LoopbackHTTPServer(script: [LoopbackHTTPServer.Reply(body: Array(Wire.openAI().utf8), delay: .seconds(3))])
+        // 30 s against a 400 ms timeout: the answer cannot win the race even on a machine 10× slower than usual,
+        // and the server drops it as soon as curl gives up, so the test takes two timeouts, not two delays.
+        let s = try LoopbackHTTPServer(script: [LoopbackHTTPServer.Reply(body: Array(Wire.openAI().utf8), delay: .seconds(30))])
         let failure = try #require(await client(openAI(s), policy: RetryPolicy(maxAttempts: 2, random: { 0 }), timeout: .milliseconds(400))
             .refine(Wire.input).failureValue)
         #expect(failure.error.kind == "timed_out" && failure.attempts == 2)
@@ -218,28 +224,51 @@ struct EndToEndTests {
     }
 
     @Test func concurrencyLimitHolds() async throws {
+        /// Requests in the server at once. Each one waits at a barrier until a second one is in too (or every request
+        /// has arrived), so with a limit of 2 the first two always overlap and the peak is exactly 2 however the
+        /// threads are scheduled. The client's timeout is longer than anything the barrier can wait for a task that
+        /// has to share the machine with CPU-bound tests; the barrier's own bound only turns a client that never sends
+        /// a second request into a failure instead of a hang.
         final class Gauge: @unchecked Sendable {
-            let lock = NSLock(); var now = 0; var peak = 0
-            func enter() { lock.withLock { now += 1; peak = max(peak, now) } }
-            func leave() { lock.withLock { now -= 1 } }
+            let condition = NSCondition(); let total: Int
+            var now = 0, peak = 0, arrived = 0
+            init(total: Int) { self.total = total }
+            func enter() {
+                condition.lock(); defer { condition.unlock() }
+                now += 1; arrived += 1; peak = max(peak, now)
+                condition.broadcast()
+                let bound = Date(timeIntervalSinceNow: 180)
+                while now < 2, arrived < total, condition.wait(until: bound) {}
+            }
+            func leave() { condition.lock(); now -= 1; condition.unlock() }
         }
-        let gauge = Gauge()
+        let gauge = Gauge(total: 6)
         let s = try LoopbackHTTPServer(respond: { _ in
-            gauge.enter(); Thread.sleep(forTimeInterval: 0.15); gauge.leave()
+            gauge.enter()
+            // Not a synchronisation: a window in which a third request, were the limit broken, would be counted.
+            Thread.sleep(forTimeInterval: 0.1)
+            gauge.leave()
             return .json(Wire.openAI())
         })
-        let c = client(openAI(s), concurrency: 2)
+        let c = client(openAI(s), concurrency: 2, timeout: .seconds(240))
         await withTaskGroup(of: Void.self) { g in
             for _ in 0..<6 { g.addTask { _ = await c.refine(Wire.input) } }
         }
-        #expect(s.requests.count == 6 && gauge.peak <= 2 && gauge.peak >= 1)
+        #expect(s.requests.count == 6 && gauge.peak == 2)
     }
 
     @Test func cancellationAbortsTheTransfer() async throws {
-        let s = try LoopbackHTTPServer(script: [LoopbackHTTPServer.Reply(body: Array(Wire.openAI().utf8), delay: .seconds(30))])
-        let c = client(openAI(s))
+        // The server signals when the request is in, then holds the answer until the client hangs up. The delay and
+        // the client's timeout are far longer than this test may wait for a thread before it cancels, so only the
+        // cancellation can end the transfer.
+        let (inFlight, signal) = AsyncStream<Void>.makeStream()
+        let s = try LoopbackHTTPServer(respond: { _ in
+            signal.yield(())
+            return LoopbackHTTPServer.Reply(body: Array(Wire.openAI().utf8), delay: .seconds(600))
+        })
+        let c = client(openAI(s), timeout: .seconds(240))
         let task = Task { await c.refine(Wire.input) }
-        while s.requests.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        for await _ in inFlight { break }
         task.cancel()
         let failure = try #require(await task.value.failureValue)
         #expect(failure.error == .cancelled)

@@ -4,6 +4,9 @@ import Foundation
 import GRDB
 import MealStore
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The built `foodmoment` binary, next to the test bundle.
 let foodmomentExecutable: String = {
@@ -63,30 +66,41 @@ struct CrashSafetyTests {
         return (try s.journalCount(), photos)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    /// The kill always lands mid-loop, however the two processes are scheduled: the writer blocks on a full pipe, so it
+    /// can be ahead of what this test has read by at most the pipe's capacity (shrunk to a page; lines are read a byte
+    /// at a time), and each round asks for more photos than the writer can have committed by the time of the kill.
+    /// The time limit only guards against a hang.
+    @Test(.timeLimit(.minutes(5)))
     func aWriterKilledWithSIGKILLLeavesAConsistentStoreAndResumes() throws {
         let dir = TestPaths.makeTempDirectory("crash")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/meals.sqlite"
-        let total = 400
+        var total = 400
         var lastCommitted = -1
+        var journaled = 0
         for round in 0..<6 {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: foodmomentExecutable)
-            p.arguments = ["debug-store-writer", "--db", path, "--count", String(total), "--foods", "4"]
             let out = Pipe()
+            let fd = out.fileHandleForReading.fileDescriptor
+            _ = fcntl(fd, 1031 /* F_SETPIPE_SZ */, 4096)
+            let reported = Int(fcntl(fd, 1032 /* F_GETPIPE_SZ */))
+            let capacity = reported > 0 ? reported : 65536
+            // Kill after a different number of commits each round, while the writer is in its loop. By then it has
+            // committed at most the lines read, the lines still in the pipe (each "recorded N\n", at least 11 bytes)
+            // and one it had not printed yet; the photos already journaled are skipped.
+            let want = 5 + round * 7
+            total = max(total, journaled + want + capacity / 11 + 2)
+            p.arguments = ["debug-store-writer", "--db", path, "--count", String(total), "--foods", "4"]
             p.standardOutput = out
             p.standardError = FileHandle.nullDevice
             try p.run()
-            // Kill after a different number of commits each round, while the writer is in its loop.
-            let want = 5 + round * 7
             var seen = 0
             var buffer = Data()
-            while seen < want {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                buffer += chunk
-                seen = buffer.split(separator: UInt8(ascii: "\n")).count
+            var byte: UInt8 = 0
+            while seen < want, read(fd, &byte, 1) == 1 {
+                buffer.append(byte)
+                if byte == UInt8(ascii: "\n") { seen += 1 }
             }
             kill(p.processIdentifier, SIGKILL)
             p.waitUntilExit()
@@ -98,6 +112,7 @@ struct CrashSafetyTests {
             let (journal, _) = try checkConsistency(path)
             // Everything the writer reported as committed is there (and maybe one more it had not reported).
             #expect(journal >= lastCommitted + 1)
+            journaled = journal
         }
         // A final run finishes the rest: exactly one record per photo, same meals as one uninterrupted run.
         let r = try runProcess(foodmomentExecutable, ["debug-store-writer", "--db", path, "--count", String(total), "--foods", "4"])

@@ -13,7 +13,9 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         public var body: [UInt8]
         /// Close the connection without answering (a reset from the client's point of view).
         public var drop: Bool
-        /// Wait this long before answering.
+        /// Wait this long before answering. The wait ends early, with no answer sent, as soon as the client hangs up
+        /// (its timeout fired or its task was cancelled): a test can pick a delay far beyond any client timeout it
+        /// checks, however slow the machine, and still not wait for it.
         public var delay: Duration
         /// Announce the whole body but send only this many bytes of it, then close.
         public var truncateAfter: Int? = nil
@@ -131,7 +133,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         let received = Received(method: method, path: path, headers: headers, body: body)
         lock.lock(); log.append(received); lock.unlock()
         let reply = handler(received)
-        if reply.delay > .zero { Thread.sleep(forTimeInterval: Double(reply.delay.components.seconds) + Double(reply.delay.components.attoseconds) / 1e18) }
+        if reply.delay > .zero, !Self.delayReply(reply.delay, client: client) { return }
         if reply.drop {
             var linger = linger(l_onoff: 1, l_linger: 0)
             setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<linger>.size))
@@ -147,6 +149,31 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             let n = bytes[sent...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n <= 0 { return }
             sent += n
+        }
+    }
+}
+
+extension LoopbackHTTPServer {
+    /// Waits `delay` while watching the connection: true when the whole delay passed, false as soon as the client
+    /// closed or reset it (there is nobody left to answer). Bytes the client sends meanwhile are read and dropped.
+    static func delayReply(_ delay: Duration, client: Int32) -> Bool {
+        let deadline = ContinuousClock.now + delay
+        var scratch = [UInt8](repeating: 0, count: 512)
+        while true {
+            let left = deadline - ContinuousClock.now
+            if left <= .zero { return true }
+            let ms = left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1
+            var watch = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&watch, 1, Int32(min(ms, 1000)))
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            if ready == 0 { continue }
+            // Readable (or hung up / in error, which poll reports regardless): end of stream or an error is a hang-up.
+            let n = read(client, &scratch, scratch.count)
+            if n == 0 { return false }
+            if n < 0, errno != EINTR { return false }
         }
     }
 }

@@ -1,4 +1,9 @@
-import Foundation
+import Dispatch
+public import Foundation
+import FoodCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Locations tests need: the repository root (from this file's path), fixtures, and `../shared/data`.
 public enum TestPaths {
@@ -42,7 +47,11 @@ public struct ProcessResult: Sendable {
     public var stdoutBytes: [UInt8]
 }
 
-public func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
+/// A program still running after `timeout` has hung (every program the tests run ends in seconds, sanitizer builds
+/// included): it is killed with SIGKILL and its stderr says so, so the test fails instead of blocking the run forever
+/// (a time limit cannot interrupt a test blocked in `waitUntilExit`).
+public func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                       timeout: Duration = .seconds(300)) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -56,13 +65,20 @@ public func runProcess(_ executable: String, _ arguments: [String], environment:
     process.standardOutput = out
     process.standardError = err
     process.standardInput = FileHandle.nullDevice
+    let exited = DispatchSemaphore(value: 0)
+    process.terminationHandler = { _ in exited.signal() }
     try process.run()
+    let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+    let hung = exited.wait(timeout: .now() + seconds) == .timedOut
+    if hung { kill(process.processIdentifier, SIGKILL) }
     process.waitUntilExit()
     try out.close(); try err.close()
     let o = TestPaths.read(outPath), e = TestPaths.read(errPath)
     try? FileManager.default.removeItem(atPath: dir)
+    var errText = String(decoding: e, as: UTF8.self)
+    if hung { errText += "\nrunProcess: \(executable) \(arguments.joined(separator: " ")) was still running after \(timeout) and was killed\n" }
     return ProcessResult(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                         stderr: String(decoding: e, as: UTF8.self), stdoutBytes: o)
+                         stderr: errText, stdoutBytes: o)
 }
 
 /// PPM/PGM (binary P6/P5) reader for `djpeg` output.
@@ -87,4 +103,24 @@ public func parsePNM(_ bytes: [UInt8]) -> (width: Int, height: Int, rgb: [UInt8]
         return (w, h, bytes[i..<(i + w * h)].flatMap { [$0, $0, $0] })
     }
     return nil
+}
+
+extension TestPaths {
+    /// The bundled backbone (`models/efficientnet-lite0`).
+    public static var model: URL { URL(fileURLWithPath: repoRoot + "/models/efficientnet-lite0") }
+}
+
+/// FoodCore's SplitMix64 with float helpers, so golden tests are reproducible.
+public struct TestRandom {
+    private var rng: SplitMix64
+    public init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+    public mutating func next() -> UInt64 { rng.next() }
+    /// Uniform in [-1, 1).
+    public mutating func float() -> Float { Float(next() >> 40) / Float(1 << 24) * 2 - 1 }
+    public mutating func floats(_ n: Int) -> [Float] { (0..<n).map { _ in float() } }
+}
+
+public func maxAbsDiff(_ a: [Float], _ b: [Float]) -> Float {
+    precondition(a.count == b.count)
+    return zip(a, b).reduce(0) { max($0, abs($1.0 - $1.1)) }
 }

@@ -1,0 +1,379 @@
+public import FoodRecognition
+public import FoodCore
+public import Foundation
+public import ImageCodecs
+
+/// What a batch remembers between runs: the result of every photo it finished (keyed by content hash and the
+/// settings that produced it) and, with `--log`, the meal it went into. The concrete journal (the meal store) is
+/// chosen by the executable.
+public protocol BatchJournal: Sendable {
+    /// Stored results (JSON of `PhotoResult`) for the hashes that were finished with these settings.
+    func finishedResults(hashes: [String], settings: String) throws -> [String: Data]
+    /// Stores one finished photo; with `meal` also merges it into the diary, in the same transaction.
+    /// Returns how the meal was logged (nil when `meal` is nil).
+    func record(hash: String, path: String, settings: String, result: Data, meal: PhotoMealInput?, replace: Bool) throws -> LoggedMeal?
+}
+
+/// A photo's contribution to the diary.
+public struct PhotoMealInput: Sendable, Equatable {
+    public var photo: MealPhoto
+    public var foods: [MealFood]
+    public var analysis: String?
+    public var utcOffsetSeconds: Int?
+}
+
+/// How a photo landed in the diary: `created`, `merged`, `duplicate` or `replaced`, and the meal's id.
+public struct LoggedMeal: Sendable, Equatable, Codable {
+    public var outcome: String
+    public var mealID: String
+    public init(outcome: String, mealID: String) { self.outcome = outcome; self.mealID = mealID }
+    enum CodingKeys: String, CodingKey { case outcome; case mealID = "meal_id" }
+}
+
+/// `--shard K/N`: a deterministic 1/N of the files, chosen from each file's path relative to the folder named on
+/// the command line (so machines that mount the corpus in different places agree). K counts from 0, as a
+/// Kubernetes Indexed Job's `JOB_COMPLETION_INDEX` does.
+public struct Shard: Sendable, Equatable, CustomStringConvertible {
+    public var index: Int
+    public var count: Int
+
+    public init(index: Int, count: Int) { self.index = index; self.count = count }
+
+    /// Parses `K/N` with 0 ≤ K < N.
+    public init?(parsing text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let k = Int(parts[0]), let n = Int(parts[1]), n >= 1, k >= 0, k < n else { return nil }
+        index = k; count = n
+    }
+
+    public var description: String { "\(index)/\(count)" }
+
+    /// FNV-1a (64-bit) of the relative path, then the SplitMix64 finaliser (FNV alone spreads names that differ
+    /// only in their last characters unevenly), modulo N.
+    public func contains(relativePath: String) -> Bool {
+        Int(SplitMix64.mix(SplitMix64.fnv1a(relativePath)) % UInt64(count)) == index
+    }
+
+    /// The path relative to the root argument it was found under (the file name for a file named directly).
+    public static func relativePath(_ path: String, root: String) -> String {
+        let r = root.hasSuffix("/") ? root : root + "/"
+        if path.hasPrefix(r) { return String(path.dropFirst(r.count)) }
+        return (path as NSString).lastPathComponent
+    }
+}
+
+/// When a meal was eaten: EXIF DateTimeOriginal (with OffsetTimeOriginal when present), else the file time.
+public enum MealTime {
+    public struct Resolved: Sendable, Equatable {
+        public var date: Date
+        public var utcOffsetSeconds: Int?
+        /// `exif`, `exif_local` (no offset in the photo: read in `timeZone`) or `file_time`.
+        public var source: String
+    }
+
+    public static func resolve(dateTimeOriginal: String?, offsetTimeOriginal: String?, fileModified: Date,
+                               timeZone: TimeZone) -> Resolved {
+        if let dto = dateTimeOriginal, let parts = parseExifDateTime(dto) {
+            var calendar = Calendar(identifier: .gregorian)
+            if let offsetText = offsetTimeOriginal, let offset = parseOffset(offsetText),
+               let zone = TimeZone(secondsFromGMT: offset) {
+                calendar.timeZone = zone
+                if let date = calendar.date(from: parts) { return Resolved(date: date, utcOffsetSeconds: offset, source: "exif") }
+            }
+            calendar.timeZone = timeZone
+            if let date = calendar.date(from: parts) {
+                return Resolved(date: date, utcOffsetSeconds: timeZone.secondsFromGMT(for: date), source: "exif_local")
+            }
+        }
+        return Resolved(date: fileModified, utcOffsetSeconds: nil, source: "file_time")
+    }
+
+    /// "YYYY:MM:DD HH:MM:SS" (EXIF); all-zero or blank dates (cameras write them) are nil.
+    static func parseExifDateTime(_ text: String) -> DateComponents? {
+        let digits = text.split(whereSeparator: { $0 == ":" || $0 == " " || $0 == "-" || $0 == "T" }).map { Int($0) }
+        guard digits.count >= 6, let y = digits[0], let mo = digits[1], let d = digits[2], let h = digits[3],
+              let mi = digits[4], let s = digits[5], (1900...2200).contains(y), (1...12).contains(mo), (1...31).contains(d),
+              (0...23).contains(h), (0...59).contains(mi), (0...60).contains(s) else { return nil }
+        return DateComponents(year: y, month: mo, day: d, hour: h, minute: mi, second: min(s, 59))
+    }
+
+    /// "+08:00", "-05:30", "Z".
+    static func parseOffset(_ text: String) -> Int? {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        if t == "Z" { return 0 }
+        guard let sign = t.first, sign == "+" || sign == "-" else { return nil }
+        let parts = t.dropFirst().split(separator: ":")
+        guard parts.count == 2, let h = Int(parts[0]), let m = Int(parts[1]), (0...14).contains(h), (0...59).contains(m) else { return nil }
+        return (sign == "-" ? -1 : 1) * (h * 3600 + m * 60)
+    }
+}
+
+extension PhotoResult {
+    /// This photo as a diary entry: nil for failures and for photos with no food.
+    public func mealInput(fileModified: Date, timeZone: TimeZone) -> PhotoMealInput? {
+        guard succeeded, let hash = photoHash, let foods, !foods.isEmpty, unknown != true else { return nil }
+        let time = MealTime.resolve(dateTimeOriginal: decode?.dateTimeOriginal, offsetTimeOriginal: decode?.offsetTimeOriginal,
+                                    fileModified: fileModified, timeZone: timeZone)
+        let items = foods.map { f in
+            MealFood(label: f.food.label, name: f.food.name, nameZh: f.food.nameZh, emoji: f.food.emoji,
+                     confidence: f.food.confidence, box: f.food.box, grams: f.food.grams, gramsSource: f.food.gramsSource,
+                     source: f.food.source, foodId: f.nutrition?.foodId, provenance: f.nutrition?.provenance,
+                     per100g: f.nutrition?.per100g, photoHash: hash)
+        }
+        let summary = foods.map { String(format: "%@ %.2f", $0.food.label, $0.food.confidence) }.joined(separator: ", ")
+        return PhotoMealInput(photo: MealPhoto(hash: hash, path: file, takenAt: time.date, timeSource: time.source),
+                              foods: items, analysis: "On-device recognition: \(summary)", utcOffsetSeconds: time.utcOffsetSeconds)
+    }
+}
+
+/// One row of `--csv`: one per food (or one per file without foods).
+public enum ResultCSV {
+    public static let header = "file,photo_hash,status,error,label,name,name_zh,confidence,box_x,box_y,box_w,box_h,"
+        + "grams,grams_source,food_id,kcal,protein_g,carbs_g,fat_g,fiber_g"
+
+    public static func rows(_ r: PhotoResult) -> [String] {
+        let status = r.error != nil ? "error" : (r.unknown == true ? "unknown" : (r.foods == nil ? "decoded" : "ok"))
+        let base = [r.file, r.photoHash ?? "", status, r.error.map { "\($0.kind): \($0.message)" } ?? ""]
+        guard let foods = r.foods, !foods.isEmpty else {
+            return [line(base + Array(repeating: "", count: 16))]
+        }
+        return foods.map { f in
+            let d = f.food, n = f.nutrition
+            func num(_ v: Double?, _ fmt: String = "%.1f") -> String { v.map { String(format: fmt, $0) } ?? "" }
+            return line(base + [d.label, d.name, d.nameZh, num(d.confidence, "%.3f"), num(d.box.x, "%.4f"), num(d.box.y, "%.4f"),
+                                num(d.box.w, "%.4f"), num(d.box.h, "%.4f"), num(d.grams, "%.0f"), d.gramsSource, n?.foodId ?? "",
+                                num(n?.kcal, "%.0f"), num(n?.proteinG), num(n?.carbsG), num(n?.fatG), num(n?.fiberG)])
+        }
+    }
+
+    /// RFC 4180: quote fields with a comma, quote, CR or LF; double the quotes. A leading `=`, `+`, `-` or `@`
+    /// is prefixed with `'` so a spreadsheet does not run a file name as a formula.
+    static func line(_ fields: [String]) -> String {
+        fields.map { field in
+            var f = field
+            if let c = f.first, "=+-@".contains(c), Double(f) == nil { f = "'" + f }
+            if f.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
+                return "\"" + f.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            }
+            return f
+        }.joined(separator: ",")
+    }
+}
+
+/// Runs a batch: every worker has its own analyzer; photos are read once and hashed, finished photos come back
+/// from the journal instead of being analysed again, and every new result is journaled (and logged) in input
+/// order as soon as its chunk is done, so a run killed at any moment loses at most one chunk of work and a
+/// re-run never duplicates anything. Memory is bounded by the chunk, whatever the folder's size.
+public final class BatchRunner: @unchecked Sendable {
+    public struct Options: Sendable {
+        /// Identifies what produced a result (model, decode settings): results made otherwise are redone.
+        public var settings: String
+        /// Redo photos even when the journal has them (their diary foods are replaced).
+        public var force: Bool
+        /// Merge results into the diary.
+        public var log: Bool
+        public var timeZone: TimeZone
+        /// Photos per worker per chunk.
+        public var chunkPerWorker: Int
+
+        public init(settings: String, force: Bool = false, log: Bool = false, timeZone: TimeZone = .current, chunkPerWorker: Int = 4) {
+            self.settings = settings; self.force = force; self.log = log; self.timeZone = timeZone
+            self.chunkPerWorker = chunkPerWorker
+        }
+    }
+
+    public enum Origin: String, Sendable { case analysed, journal }
+
+    public struct Item: Sendable {
+        public var index: Int
+        public var result: PhotoResult
+        public var origin: Origin
+        public var logged: LoggedMeal?
+        /// Why the result could not be journaled or logged (the result itself is still good).
+        public var journalError: String?
+        /// What the per-photo output step (e.g. `--annotate`) reported: a path written or an error.
+        public var output: Result<String, PhotoError>?
+    }
+
+    public struct Summary: Sendable, Codable, Equatable {
+        public var files = 0
+        public var succeeded = 0
+        public var failed = 0
+        public var foods = 0
+        public var fromJournal = 0
+        public var analysed = 0
+        public var mealsCreated = 0
+        public var mealsMerged = 0
+        public var duplicates = 0
+        public var journalErrors = 0
+        public var seconds = 0.0
+        public var workers = 1
+
+        public var photosPerSecond: Double { seconds > 0 ? Double(analysed) / seconds : 0 }
+
+        enum CodingKeys: String, CodingKey {
+            case files, succeeded, failed, foods, analysed, seconds, workers, duplicates
+            case fromJournal = "from_journal", mealsCreated = "meals_created", mealsMerged = "meals_merged"
+            case journalErrors = "journal_errors"
+        }
+    }
+
+    let analyzers: [MealAnalyzer]
+    let decoder: PhotoDecoder
+    let journal: (any BatchJournal)?
+    let options: Options
+    let refine: (@Sendable ([PhotoResult]) async -> [PhotoResult])?
+    /// Runs for every successful result of a chunk, on all workers at once (annotated pictures).
+    public var output: (@Sendable (PhotoResult) -> Result<String, PhotoError>)?
+
+    /// `analyzers` empty = decode only (nothing is journaled then). `refine` (stage 2) runs on each chunk's new
+    /// results before they are journaled; a photo whose refinement failed is not journaled, so a re-run retries it.
+    public init(analyzers: [MealAnalyzer], decoder: PhotoDecoder, journal: (any BatchJournal)?, options: Options,
+                refine: (@Sendable ([PhotoResult]) async -> [PhotoResult])? = nil) {
+        self.analyzers = analyzers
+        self.decoder = decoder
+        self.journal = analyzers.isEmpty ? nil : journal
+        self.options = options
+        self.refine = refine
+    }
+
+    /// Processes `paths`; `onItem` is called on the calling thread in input order; `onDone` from worker threads
+    /// (for progress). `shouldStop` is checked between chunks (Ctrl-C).
+    public func run(paths: [String], workers requested: Int, onItem: (Item) -> Void,
+                    onDone: @Sendable (String) -> Void = { _ in }, shouldStop: () -> Bool = { false }) async -> Summary {
+        let workers = max(1, min(requested, max(1, paths.count), analyzers.isEmpty ? requested : analyzers.count))
+        var summary = Summary()
+        summary.workers = workers
+        let start = ContinuousClock.now
+        let chunkSize = workers * max(1, options.chunkPerWorker)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var chunkStart = 0
+        while chunkStart < paths.count, !shouldStop() {
+            let chunk = Array(paths[chunkStart..<min(paths.count, chunkStart + chunkSize)])
+            let slots = ChunkSlots<(PhotoResult, Origin, Date)>(count: chunk.count)
+            Self.forEach(chunk.count, workers: workers) { i, w in
+                slots.set(i, process(path: chunk[i], worker: w))
+                onDone(chunk[i])
+            }
+            var values = slots.values
+            if let refine {
+                let fresh = values.indices.filter { values[$0]?.1 == .analysed && values[$0]?.0.succeeded == true }
+                let refined = await refine(fresh.map { values[$0]!.0 })
+                for (k, i) in fresh.enumerated() where k < refined.count { values[i]!.0 = refined[k] }
+            }
+            let outputs = ChunkSlots<Result<String, PhotoError>>(count: values.count)
+            if let output {
+                let done = values
+                Self.forEach(done.count, workers: workers) { i, _ in
+                    if let r = done[i]?.0, r.succeeded, r.foods != nil { outputs.set(i, output(r)) }
+                }
+            }
+            for (offset, slot) in values.enumerated() {
+                guard let (result, origin, modified) = slot else { continue }
+                var item = Item(index: chunkStart + offset, result: result, origin: origin)
+                item.output = outputs.values[offset]
+                if let journal, result.succeeded, let hash = result.photoHash, origin == .analysed || options.log,
+                   result.refinement?.status != "unrefined" {
+                    let meal = options.log ? result.mealInput(fileModified: modified, timeZone: options.timeZone) : nil
+                    do {
+                        var stored = result
+                        stored.timings = nil  // the journal keeps what the photo showed, not how long it took this time
+                        item.logged = try journal.record(hash: hash, path: result.file, settings: options.settings,
+                                                         result: try encoder.encode(stored), meal: meal,
+                                                         replace: options.force && origin == .analysed)
+                    } catch {
+                        item.journalError = "\(error)"
+                        summary.journalErrors += 1
+                    }
+                }
+                summary.files += 1
+                if result.succeeded { summary.succeeded += 1 } else { summary.failed += 1 }
+                summary.foods += result.foods?.count ?? 0
+                if origin == .journal { summary.fromJournal += 1 } else { summary.analysed += 1 }
+                switch item.logged?.outcome {
+                case "created": summary.mealsCreated += 1
+                case "merged": summary.mealsMerged += 1
+                case "duplicate": summary.duplicates += 1
+                default: break
+                }
+                onItem(item)
+            }
+            chunkStart += chunk.count
+        }
+        summary.seconds = (ContinuousClock.now - start).milliseconds / 1000
+        return summary
+    }
+
+    /// One photo: read + hash, the journal's answer when it has one, else decode (+ recognise + nutrition).
+    func process(path: String, worker: Int) -> (PhotoResult, Origin, Date) {
+        let start = ContinuousClock.now
+        let file: PhotoFile
+        do {
+            file = try PhotoFile.read(atPath: path, maxBytes: decoder.options.maxFileBytes)
+        } catch {
+            return (PhotoResult(file: path, error: PhotoError(error)), .analysed, Date(timeIntervalSince1970: 0))
+        }
+        if let journal, !options.force,
+           let data = try? journal.finishedResults(hashes: [file.sha256], settings: options.settings)[file.sha256],
+           var cached = try? JSONDecoder().decode(PhotoResult.self, from: data) {
+            cached.file = path
+            return (cached, .journal, file.modified)
+        }
+        if worker < analyzers.count {
+            return (analyzers[worker].analyze(file, start: start), .analysed, file.modified)
+        }
+        var result: PhotoResult
+        switch decoder.decode(file, start: start) {
+        case .success(let (_, summary)): result = PhotoResult(file: path, decode: summary)
+        case .failure(let error): result = PhotoResult(file: path, error: error)
+        }
+        result.photoHash = file.sha256
+        return (result, .analysed, file.modified)
+    }
+}
+
+extension BatchRunner {
+    /// `body(i, worker)` for every i in 0..<count on up to `workers` threads; worker w takes w, w + n, w + 2n, …
+    /// (so worker w always uses analyzer w).
+    static func forEach(_ count: Int, workers: Int, _ body: @Sendable (Int, Int) -> Void) {
+        let n = min(workers, count)
+        guard n > 0 else { return }
+        DispatchQueue.concurrentPerform(iterations: n) { w in
+            var i = w
+            while i < count { body(i, w); i += n }
+        }
+    }
+}
+
+/// One value per photo of a chunk, filled from worker threads.
+private final class ChunkSlots<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var values: [Value?]
+    init(count: Int) { values = Array(repeating: nil, count: count) }
+    func set(_ i: Int, _ v: Value) { lock.lock(); values[i] = v; lock.unlock() }
+}
+
+/// The settings key of a batch result: a digest of everything that changes what a photo's result is — the
+/// model files, the user's learned foods, the nutrition tables (size and time) and the decode options. A result
+/// made under another key is analysed again.
+public enum BatchSettings {
+    public static func key(modelsDirectory: String, nutritionDirectory: String, userDataDirectory: String,
+                           decodeSize: Int, acceptDamaged: Bool) -> String {
+        var material = "foodmoment-batch-1;decode=\(decodeSize);damaged=\(acceptDamaged)"
+        for file in ["efficientnet-lite0/manifest.json", "food-head/head.json", "food-head/calibration.json",
+                     "food-head/coin-head.json", "food-head/reference.json"] {
+            let bytes = FileManager.default.contents(atPath: modelsDirectory + "/" + file).map { [UInt8]($0) } ?? []
+            material += ";\(file)=\(ContentDigest.sha256Hex(bytes))"
+        }
+        let learned = FileManager.default.contents(atPath: userDataDirectory + "/learned-foods.json").map { [UInt8]($0) } ?? []
+        material += ";learned=\(ContentDigest.sha256Hex(learned))"
+        for file in ["nutrition.fmdb", "labels.json"] {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: nutritionDirectory + "/" + file)
+            let size = (attributes?[.size] as? NSNumber)?.intValue ?? -1
+            let time = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+            material += ";\(file)=\(size)@\(Int(time))"
+        }
+        return String(ContentDigest.sha256Hex(Array(material.utf8)).prefix(16))
+    }
+}

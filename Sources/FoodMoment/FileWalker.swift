@@ -1,0 +1,66 @@
+public import FoodRecognition
+public import ImageCodecs
+import Foundation
+
+/// One input the batch will process, or a note about something it skipped.
+public enum WalkItem: Sendable, Equatable {
+    case photo(path: String)
+    /// A file under a folder whose content is not an image (skipped with a note, not an error).
+    case skipped(path: String, reason: String)
+}
+
+/// Expands files and folders into photo paths: folders recursively, in sorted order, never following a
+/// symlink into a folder already visited (no loops), deciding "is this an image" by content, not by name.
+public struct FileWalker: Sendable {
+    public init() {}
+
+    /// Paths named explicitly are always returned as photos (so a bad file named by the user is reported as an
+    /// error); files found inside folders are sniffed and non-images are skipped.
+    public func expand(_ paths: [String]) -> [WalkItem] {
+        var items: [WalkItem] = []
+        var visited = Set<String>()
+        for path in paths {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue {
+                walk(directory: path, into: &items, visited: &visited)
+            } else {
+                items.append(.photo(path: path))
+            }
+        }
+        return items
+    }
+
+    private func walk(directory: String, into items: inout [WalkItem], visited: inout Set<String>) {
+        let real = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        guard visited.insert(real).inserted else { return }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            items.append(.skipped(path: directory, reason: "folder cannot be read"))
+            return
+        }
+        for name in names.sorted() where !name.hasPrefix(".") {
+            let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+                items.append(.skipped(path: path, reason: "broken link"))
+                continue
+            }
+            if isDir.boolValue {
+                walk(directory: path, into: &items, visited: &visited)
+            } else if let reason = Self.notAnImageReason(path) {
+                items.append(.skipped(path: path, reason: reason))
+            } else {
+                items.append(.photo(path: path))
+            }
+        }
+    }
+
+    /// `nil` when the file starts like an image (supported or not: unsupported formats are reported as errors
+    /// so the user learns about them); otherwise why it is skipped.
+    static func notAnImageReason(_ path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return "cannot be opened" }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 32)) ?? Data()
+        if head.isEmpty { return "empty file" }
+        return ImageFormat.sniff(Array(head)) == nil ? "not an image (content is not JPEG/PNG/HEIC/WebP/GIF/BMP/TIFF)" : nil
+    }
+}

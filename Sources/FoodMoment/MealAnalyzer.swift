@@ -1,0 +1,131 @@
+public import FoodRecognition
+public import FoodCore
+import FoodVision
+public import ImageCodecs
+public import Nutrition
+import Foundation
+
+/// Nutrition for one detected food: per-100 g table values × grams, with provenance.
+public struct FoodNutrition: Sendable, Codable, Equatable {
+    public var foodId: String
+    public var foodName: String
+    /// e.g. "USDA SR Legacy (2018-04), FDC id 173944".
+    public var provenance: String
+    public var kcal: Double?
+    public var proteinG: Double?
+    public var carbsG: Double?
+    public var fatG: Double?
+    public var fiberG: Double?
+    /// The table's values per 100 g (what the numbers above are scaled from).
+    public var per100g: Macros?
+
+    enum CodingKeys: String, CodingKey {
+        case kcal, provenance
+        case per100g = "per_100g"
+        case foodId = "food_id", foodName = "food_name"
+        case proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g", fiberG = "fiber_g"
+    }
+}
+
+/// A detected food with its nutrition (when the label maps to a table food).
+public struct AnalyzedFood: Sendable, Codable, Equatable {
+    public var food: DetectedFood
+    public var nutrition: FoodNutrition?
+
+    public func encode(to encoder: any Encoder) throws {
+        try food.encode(to: encoder)
+        if let nutrition { try nutrition.encode(to: encoder) }
+    }
+
+    public init(food: DetectedFood, nutrition: FoodNutrition?) {
+        self.food = food
+        self.nutrition = nutrition
+    }
+
+    public init(from decoder: any Decoder) throws {
+        food = try DetectedFood(from: decoder)
+        nutrition = try? FoodNutrition(from: decoder)
+    }
+}
+
+/// Decode → recognise → nutrition for one photo: the pipeline a library user calls.
+public final class MealAnalyzer: @unchecked Sendable {
+    public let decoder: PhotoDecoder
+    public let recognizer: FoodRecognizer
+    public let nutrition: NutritionDatabase?
+
+    public init(decoder: PhotoDecoder, recognizer: FoodRecognizer, nutrition: NutritionDatabase?) {
+        self.decoder = decoder
+        self.recognizer = recognizer
+        self.nutrition = nutrition
+    }
+
+    /// Label display data (names, emoji, colour, portion) from the nutrition database's labels.
+    public static func displays(from db: NutritionDatabase?) -> [String: LabelDisplay] {
+        guard let db else { return [:] }
+        return db.labels.mapValues { l in
+            LabelDisplay(name: l.name, nameZh: l.nameZh, emoji: l.emoji, color: l.color, portionGrams: l.portionGrams, portion: l.portion)
+        }
+    }
+
+    public func analyze(path: String) -> PhotoResult {
+        let start = ContinuousClock.now
+        do {
+            return analyze(try PhotoFile.read(atPath: path, maxBytes: decoder.options.maxFileBytes), start: start)
+        } catch {
+            return PhotoResult(file: path, error: PhotoError(error))
+        }
+    }
+
+    /// Decode → recognise → nutrition for a file already read and hashed.
+    public func analyze(_ file: PhotoFile, start: ContinuousClock.Instant = .now) -> PhotoResult {
+        let path = file.path
+        switch decoder.decode(file, start: start) {
+        case .failure(let error):
+            var result = PhotoResult(file: path, error: error)
+            result.photoHash = file.sha256
+            return result
+        case .success(let (decoded, summary)):
+            do {
+                let recognition = try recognizer.recognize(decoded.image)
+                let foods = recognition.foods.map { AnalyzedFood(food: $0, nutrition: nutritionFor($0)) }
+                var result = PhotoResult(file: path, decode: summary)
+                result.photoHash = file.sha256
+                result.foods = foods
+                if foods.contains(where: { $0.nutrition != nil }) { result.totals = MealTotals(foods) }
+                result.unknown = recognition.unknown
+                result.top = recognition.top
+                result.reference = recognition.reference
+                var timings = recognition.timings
+                timings["decode"] = summary.decodeMilliseconds
+                timings["total"] = (ContinuousClock.now - start).milliseconds
+                result.timings = timings
+                if let db = nutrition {
+                    let items = recognition.foods.compactMap { f in db.food(forLabel: f.label).map { (food: $0, grams: f.grams) } }
+                    let flags = Plausibility.check(items)
+                    result.flags = flags.isEmpty ? nil : flags
+                }
+                return result
+            } catch {
+                var result = PhotoResult(file: path, decode: summary, error: PhotoError(kind: "recognition_failed", message: "\(error)"))
+                result.photoHash = file.sha256
+                return result
+            }
+        }
+    }
+
+    func nutritionFor(_ f: DetectedFood) -> FoodNutrition? {
+        guard let db = nutrition, let food = db.food(forLabel: f.label),
+              let facts = try? db.nutrients(for: food, grams: f.grams) else { return nil }
+        func r(_ v: Double?, _ places: Double = 10) -> Double? { v.map { ($0 * places).rounded() / places } }
+        let n = facts.nutrients
+        var result = FoodNutrition(foodId: food.id, foodName: food.name, provenance: food.provenance,
+                                   kcal: r(n[.energyKcal], 1), proteinG: r(n[.protein]), carbsG: r(n[.carbohydrate]),
+                                   fatG: r(n[.fat]), fiberG: r(n[.fiber]))
+        if let per100 = try? db.nutrients(for: food, grams: 100).nutrients {
+            result.per100g = Macros(kcal: per100[.energyKcal] ?? 0, proteinG: per100[.protein] ?? 0,
+                                    carbsG: per100[.carbohydrate] ?? 0, fatG: per100[.fat] ?? 0, fiberG: per100[.fiber] ?? 0)
+        }
+        return result
+    }
+}

@@ -1,0 +1,161 @@
+public import FoodRecognition
+public import FoodCore
+public import FoodVision
+public import Nutrition
+public import ImageCodecs
+import Foundation
+
+/// What the decode stage learnt about one photo.
+public struct DecodeSummary: Sendable, Codable, Equatable {
+    public var format: String
+    /// Upright size at full resolution.
+    public var width: Int
+    public var height: Int
+    public var storedWidth: Int
+    public var storedHeight: Int
+    public var orientation: Int
+    public var orientationDescription: String
+    public var decodedWidth: Int
+    public var decodedHeight: Int
+    /// libjpeg DCT scale, e.g. "1/8"; "1/1" for full size.
+    public var scale: String
+    public var decodeMilliseconds: Double
+    public var warnings: [String]
+    public var dateTimeOriginal: String?
+    public var offsetTimeOriginal: String?
+
+    enum CodingKeys: String, CodingKey {
+        case format, width, height, orientation, scale, warnings
+        case storedWidth = "stored_width", storedHeight = "stored_height"
+        case orientationDescription = "orientation_description"
+        case decodedWidth = "decoded_width", decodedHeight = "decoded_height"
+        case decodeMilliseconds = "decode_ms"
+        case dateTimeOriginal = "date_time_original", offsetTimeOriginal = "offset_time_original"
+    }
+}
+
+/// A failure with a stable kind (for machines) and a message (for people).
+public struct PhotoError: Error, Sendable, Codable, Equatable {
+    public var kind: String
+    public var message: String
+    public init(kind: String, message: String) { self.kind = kind; self.message = message }
+    public init(_ error: ImageCodecError) { self.init(kind: error.kind, message: error.description) }
+}
+
+/// The result for one input file: either a result or an error, never both.
+public struct PhotoResult: Sendable, Codable, Equatable {
+    public var file: String
+    /// SHA-256 of the file's bytes (nil when the file could not be read).
+    public var photoHash: String?
+    public var decode: DecodeSummary?
+    public var error: PhotoError?
+    /// Stage 1 (+ nutrition): the foods found, best first. nil when recognition did not run.
+    public var foods: [AnalyzedFood]?
+    /// True when the photo was judged not to show a known food.
+    public var unknown: Bool?
+    /// The food head's best labels for the whole photo.
+    public var top: [LabelScore]?
+    /// Milliseconds per stage.
+    public var timings: [String: Double]?
+    /// The scale reference (a coin) found in the photo; it is never one of `foods`.
+    public var reference: ReferenceObject?
+    /// Plausibility flags on the nutrition (kcal per gram out of range for the food, Atwater mismatch, a meal
+    /// over 2,000 kcal): reported, never silently corrected.
+    public var flags: [PlausibilityFlag]?
+    /// Sums over the foods that have nutrition.
+    public var totals: MealTotals?
+    /// Stage 2 (optional LLM refinement): refined or why not. nil when refinement was not asked for.
+    public var refinement: RefinementInfo?
+
+    enum CodingKeys: String, CodingKey {
+        case file, decode, error, foods, unknown, top, timings, flags, totals, refinement, reference
+        case photoHash = "photo_hash"
+    }
+
+    public init(file: String, decode: DecodeSummary? = nil, error: PhotoError? = nil) {
+        self.file = file
+        self.decode = decode
+        self.error = error
+    }
+
+    public var succeeded: Bool { error == nil }
+}
+
+/// Stage 0 of the pipeline: read and decode one photo, with timing, into an upright RGB image.
+public struct PhotoDecoder: Sendable {
+    public var options: DecodeOptions
+
+    public init(options: DecodeOptions = .init(minShortSide: 224)) {
+        self.options = options
+    }
+
+    public func decode(path: String) -> Result<(DecodedImage, DecodeSummary), PhotoError> {
+        let start = ContinuousClock.now
+        do {
+            return decode(try PhotoFile.read(atPath: path, maxBytes: options.maxFileBytes), start: start)
+        } catch {
+            return .failure(PhotoError(error))
+        }
+    }
+
+    /// Decodes a file already read (and hashed) by `PhotoFile.read`.
+    public func decode(_ file: PhotoFile, start: ContinuousClock.Instant = .now) -> Result<(DecodedImage, DecodeSummary), PhotoError> {
+        do {
+            let decoded = try ImageDecoder.decode(file.bytes, options: options)
+            let elapsed = ContinuousClock.now - start
+            let full = decoded.uprightFullSize
+            let summary = DecodeSummary(
+                format: decoded.format.rawValue,
+                width: full.width, height: full.height,
+                storedWidth: decoded.storedWidth, storedHeight: decoded.storedHeight,
+                orientation: decoded.exif.orientation.rawValue,
+                orientationDescription: decoded.exif.orientation.description,
+                decodedWidth: decoded.image.width, decodedHeight: decoded.image.height,
+                scale: decoded.scaleNumerator == 8 ? "1/1" : Self.fraction(decoded.scaleNumerator),
+                decodeMilliseconds: elapsed.milliseconds,
+                warnings: decoded.warnings,
+                dateTimeOriginal: decoded.exif.dateTimeOriginal,
+                offsetTimeOriginal: decoded.exif.offsetTimeOriginal
+            )
+            return .success((decoded, summary))
+        } catch {
+            return .failure(PhotoError(error))
+        }
+    }
+
+    package static func fraction(_ n: Int) -> String {
+        var a = n, b = 8
+        while a % 2 == 0 && b % 2 == 0 { a /= 2; b /= 2 }
+        return "\(a)/\(b)"
+    }
+
+}
+
+extension Double {
+    package func rounded(toPlaces p: Int) -> Double {
+        var m = 1.0
+        for _ in 0..<p { m *= 10 }
+        return (self * m).rounded() / m
+    }
+}
+
+/// Nutrition totals of one photo's foods.
+public struct MealTotals: Sendable, Codable, Equatable {
+    public var kcal: Double
+    public var proteinG: Double
+    public var carbsG: Double
+    public var fatG: Double
+    public var fiberG: Double
+
+    enum CodingKeys: String, CodingKey {
+        case kcal
+        case proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g", fiberG = "fiber_g"
+    }
+
+    public init(_ foods: [AnalyzedFood]) {
+        func sum(_ key: KeyPath<FoodNutrition, Double?>) -> Double {
+            (foods.compactMap { $0.nutrition?[keyPath: key] }.reduce(0, +) * 10).rounded() / 10
+        }
+        kcal = sum(\.kcal); proteinG = sum(\.proteinG); carbsG = sum(\.carbsG); fatG = sum(\.fatG); fiberG = sum(\.fiberG)
+    }
+}

@@ -1,0 +1,624 @@
+public import FoodCore
+public import FoodVision
+import Foundation
+
+/// Display metadata for a recognition label (from `nutrition-db/labels.json`).
+public struct LabelDisplay: Sendable, Codable, Equatable {
+    public var name: String
+    public var nameZh: String
+    public var emoji: String
+    public var color: String
+    public var portionGrams: Double
+    public var portion: String
+
+    public init(name: String, nameZh: String, emoji: String, color: String, portionGrams: Double, portion: String) {
+        self.name = name; self.nameZh = nameZh; self.emoji = emoji; self.color = color
+        self.portionGrams = portionGrams; self.portion = portion
+    }
+
+    /// For labels with no entry (e.g. a food the user taught with `learn`).
+    public static func fallback(_ label: String) -> LabelDisplay {
+        LabelDisplay(name: label.replacingOccurrences(of: "_", with: " ").capitalized, nameZh: "", emoji: "🍽️",
+                     color: "#888888", portionGrams: 150, portion: "1 portion (assumed), 150 g")
+    }
+}
+
+/// One food found in a photo.
+public struct DetectedFood: Sendable, Codable, Equatable {
+    public var label: String
+    public var name: String
+    public var nameZh: String
+    public var emoji: String
+    public var color: String
+    public var confidence: Double
+    public var box: NormalizedBox
+    public var grams: Double
+    /// Where the grams came from: `default_portion` (the label's household portion), `box_area` (portion scaled by
+    /// the food's share of the plate), `reference_object` (the box's area at the scale of a coin in the photo), `user`.
+    public var gramsSource: String
+    /// `model` (the food head), `learned` (a food the user taught with `foodmoment learn`).
+    public var source: String
+
+    public init(label: String, name: String, nameZh: String, emoji: String, color: String, confidence: Double,
+                box: NormalizedBox, grams: Double, gramsSource: String, source: String) {
+        self.label = label; self.name = name; self.nameZh = nameZh; self.emoji = emoji; self.color = color
+        self.confidence = confidence; self.box = box; self.grams = grams; self.gramsSource = gramsSource; self.source = source
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case label, name, emoji, color, confidence, box, grams, source
+        case nameZh = "name_zh", gramsSource = "grams_source"
+    }
+}
+
+/// Stage 1 for one photo.
+public struct Recognition: Sendable, Codable, Equatable {
+    public var foods: [DetectedFood]
+    /// True when the photo was judged not to show a known food (nothing forced onto a label).
+    public var unknown: Bool
+    /// The head's five best labels for the whole photo.
+    public var top: [LabelScore]
+    /// Milliseconds per step: preprocess, backbone, head, localisation.
+    public var timings: [String: Double]
+    /// The scale reference (coin) found in the photo, if any; never one of `foods`.
+    public var reference: ReferenceObject?
+}
+
+/// Thresholds chosen by `foodmoment calibrate` on dev photos and non-food photos (see README).
+public struct RecognitionCalibration: Sendable, Codable, Equatable {
+    /// A photo whose best head probability is below this is "unknown / not food".
+    public var unknownThreshold: Float = 0.35
+    /// A point of the activation map belongs to a food when it is at least this far up the food's activation range.
+    public var cellThreshold: Float = 0.5
+    /// The same when the photo shows one food (its whole extent matters, not only its strongest part).
+    public var singleFoodCellThreshold: Float = 0.6
+    /// Labels other than the best with a whole-photo probability below this are not localised.
+    public var candidateThreshold: Float = 0.1
+    /// Input size for the localisation map (0 = reuse the 224×224 classification pass; 448 gives a 14×14 map on
+    /// which the items of a shared plate look as large as the crops the head was trained on).
+    public var localisationSize: Int = 0
+    /// A photo whose ImageNet "food context" mass (see `FoodContext`) is below this is "unknown / not food".
+    public var foodContextThreshold: Float = 0
+    /// The learned-food matcher's cosine-similarity threshold.
+    public var matcherThreshold: Float = 0.8
+    /// Where the whole-photo embedding comes from: `mirror_pair` (224×224 photo + mirror image, mean), `single`
+    /// (one 224×224 view), `localisation` (the localisation pass's own embedding = the mean of its map; no 224 pass).
+    public var embeddingSource: String = "mirror_pair"
+    /// Boxes from `cells` (the per-cell detector, `cell-head.json`, when present) or `cam` (class activation maps).
+    public var localiser: String = "cells"
+    /// One answer per food for a person (see `FoodConsolidation`): regions whose label the whole photo rules out
+    /// take the dominant label, touching regions of one label become one food, specks next to bigger foods go.
+    /// false = every region the detector ranks (what `eval-detect --raw-boxes` scores).
+    public var consolidate: Bool = true
+    /// The localisation pass keeps the photo's aspect (long side `localisationSize`, short side the nearest
+    /// multiple of 32) instead of stretching it to a square: no distortion, and a 4:3 photo costs 448×352 instead of
+    /// 448×448. The cell detector and the coin head must be trained the same way (`train-cells --keep-aspect`,
+    /// `train-reference` follows this file).
+    public var keepAspect: Bool = false
+    public var note: String = "defaults"
+
+    public init() {}
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        unknownThreshold = try c.decodeIfPresent(Float.self, forKey: .unknownThreshold) ?? 0.35
+        foodContextThreshold = try c.decodeIfPresent(Float.self, forKey: .foodContextThreshold) ?? 0
+        cellThreshold = try c.decodeIfPresent(Float.self, forKey: .cellThreshold) ?? 0.5
+        candidateThreshold = try c.decodeIfPresent(Float.self, forKey: .candidateThreshold) ?? 0.1
+        matcherThreshold = try c.decodeIfPresent(Float.self, forKey: .matcherThreshold) ?? 0.8
+        localisationSize = try c.decodeIfPresent(Int.self, forKey: .localisationSize) ?? 0
+        singleFoodCellThreshold = try c.decodeIfPresent(Float.self, forKey: .singleFoodCellThreshold) ?? cellThreshold
+        embeddingSource = try c.decodeIfPresent(String.self, forKey: .embeddingSource) ?? "mirror_pair"
+        localiser = try c.decodeIfPresent(String.self, forKey: .localiser) ?? "cells"
+        consolidate = try c.decodeIfPresent(Bool.self, forKey: .consolidate) ?? true
+        keepAspect = try c.decodeIfPresent(Bool.self, forKey: .keepAspect) ?? false
+        note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
+    }
+}
+
+extension RecognitionCalibration {
+    /// The unknown / not-food decision.
+    public func rejects(headProbability: Float, foodContext: Float) -> Bool {
+        headProbability < unknownThreshold || foodContext < foodContextThreshold
+    }
+}
+
+/// The localisation pass's input: the photo stretched to `size × size`, or (keeping the aspect) its long side
+/// `size` and its short side the nearest multiple of 32 (one map cell per 32 input pixels), at least 224.
+public enum LocalisationInput {
+    public static func dimensions(imageWidth: Int, imageHeight: Int, size: Int, keepAspect: Bool) -> (width: Int, height: Int) {
+        guard keepAspect, imageWidth > 0, imageHeight > 0, imageWidth != imageHeight else { return (size, size) }
+        let long = max(imageWidth, imageHeight), short = min(imageWidth, imageHeight)
+        let scaled = Double(size) * Double(short) / Double(long)
+        let side = min(size, max(224, Int((scaled / 32).rounded()) * 32))
+        return imageWidth > imageHeight ? (size, side) : (side, size)
+    }
+
+    public static func tensor(_ image: RGBImage, size: Int, keepAspect: Bool) -> FloatImage {
+        let (w, h) = dimensions(imageWidth: image.width, imageHeight: image.height, size: size, keepAspect: keepAspect)
+        return ImageResampler.tensor(from: image, mode: .stretch, width: w, height: h, normalization: .efficientNetLite)
+    }
+}
+
+/// How much of the backbone's ImageNet belief goes to foods, fruit, vegetables, dishes and table settings: the
+/// "is this a meal photo at all" signal (the food head alone always picks some food).
+public enum FoodContext {
+    public static let imagenetIndices: [Int] = Array(923...957) + Array(959...969) + [
+        987, 998, 415, 467, 532, 567, 582, 659, 809, 762, 469, 521, 544, 909, 910, 828, 868, 618, 813, 504, 849,
+    ]
+
+    /// Softmax mass on `imagenetIndices`, from the mean logits of the photo and its mirror image.
+    public static func mass(logits: [Float]) -> Float {
+        guard let m = logits.max() else { return 0 }
+        var total: Float = 0, food: Float = 0
+        for (i, l) in logits.enumerated() { total += expf(l - m) }
+        for i in imagenetIndices where i < logits.count { food += expf(logits[i] - m) }
+        return total > 0 ? food / total : 0
+    }
+}
+
+/// Recognises foods in an upright photo: one backbone pass at 224×224 over the whole photo gives the embedding
+/// (→ food head → labels) and the 7×7×1280 feature map; the head applied at every cell of that map (a class
+/// activation map — exact, because the head is linear and the embedding is the mean of the cells) gives a
+/// per-cell food distribution, whose connected regions become boxes.
+public final class FoodRecognizer: @unchecked Sendable {
+    public let backbone: EfficientNetLite0
+    public let head: SoftmaxHead
+    /// The fine-tuned top (`models/food-head/food-top.json`: the backbone's head conv, optionally with its last
+    /// blocks, tuned on food): when present, it gives the food embedding — which the food head and the learned-food
+    /// matcher read — and the food feature map (see `embeddings(of:)` for the ImageNet logits); the localisation
+    /// pass (cell detector, coin finder) keeps the original network.
+    public let foodTop: FoodTop?
+    public private(set) var matcher: PrototypeMatcher
+    /// Finds a coin for scale (`models/food-head/coin-head.json` + `reference.json`); nil = grams without scale.
+    public let coinFinder: CoinFinder?
+    /// The per-cell food detector (`models/food-head/cell-head.json`); nil = boxes from class activation maps.
+    public let cellDetector: CellDetector?
+    public let calibration: RecognitionCalibration
+    public let displays: [String: LabelDisplay]
+    /// The head with the feature standardisation `(x - mean) * scale` folded in (logit_c(x) = Σ_k w'[c,k]·x_k + b'_c),
+    /// as a 1×1 convolution that gives every cell of a feature map its logits.
+    private let cellHead: PointwiseConv2D
+
+    public static let inputSize = 224
+
+    public init(backbone: EfficientNetLite0, head: SoftmaxHead, matcher: PrototypeMatcher? = nil,
+                calibration: RecognitionCalibration = .init(), displays: [String: LabelDisplay] = [:],
+                coinFinder: CoinFinder? = nil, cellDetector: CellDetector? = nil, foodTop: FoodTop? = nil) {
+        self.backbone = backbone
+        self.foodTop = foodTop
+        self.coinFinder = coinFinder
+        self.cellDetector = cellDetector
+        self.head = head
+        self.calibration = calibration
+        self.displays = displays
+        var m = matcher ?? PrototypeMatcher(dimension: head.dimension, threshold: calibration.matcherThreshold)
+        m.threshold = calibration.matcherThreshold
+        self.matcher = m
+        let c = head.classes.count, d = head.dimension
+        var w = [Float](repeating: 0, count: c * d), b = head.bias
+        for i in 0..<c {
+            var shift: Float = 0
+            for k in 0..<d {
+                let wk = head.weights[i * d + k] * head.featureScale[k]
+                w[i * d + k] = wk
+                shift += wk * head.featureMean[k]
+            }
+            b[i] -= shift
+        }
+        cellHead = PointwiseConv2D(weightsOI: w, bias: b, inChannels: d, outChannels: c, activation: .none)
+    }
+
+    /// Loads `models/efficientnet-lite0`, `models/food-head/head.json` (+ `calibration.json`) and the user's
+    /// learned foods (`<user data>/learned-foods.json`) when present.
+    public static func load(modelsDirectory: String, userDataDirectory: String?, displays: [String: LabelDisplay]) throws -> FoodRecognizer {
+        let backbone = try EfficientNetLite0(modelDirectory: modelsDirectory + "/efficientnet-lite0")
+        let head = try SoftmaxHead.load(from: modelsDirectory + "/food-head/head.json")
+        var calibration = RecognitionCalibration()
+        let calPath = modelsDirectory + "/food-head/calibration.json"
+        if let data = FileManager.default.contents(atPath: calPath) {
+            calibration = try JSONDecoder().decode(RecognitionCalibration.self, from: data)
+        }
+        var matcher: PrototypeMatcher?
+        if let dir = userDataDirectory, FileManager.default.fileExists(atPath: dir + "/learned-foods.json") {
+            matcher = try PrototypeMatcher.load(from: dir + "/learned-foods.json")
+        }
+        let topDirectory = modelsDirectory + "/food-head"
+        let foodTop = FoodTop.exists(in: topDirectory) ? try FoodTop.load(directory: topDirectory) : nil
+        return FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, displays: displays,
+                              coinFinder: try CoinFinder.load(modelsDirectory: modelsDirectory),
+                              cellDetector: try CellDetector.load(modelsDirectory: modelsDirectory), foodTop: foodTop)
+    }
+
+    /// The same models with another calibration (pass structure, localiser) and, optionally, another cell detector.
+    public func with(calibration: RecognitionCalibration, cellDetector: CellDetector?? = nil) -> FoodRecognizer {
+        FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, displays: displays,
+                       coinFinder: coinFinder, cellDetector: cellDetector ?? self.cellDetector, foodTop: foodTop)
+    }
+
+    public func display(_ label: String) -> LabelDisplay { displays[label] ?? .fallback(label) }
+
+    /// The whole photo as the network sees it.
+    public static func preprocess(_ image: RGBImage) -> FloatImage {
+        ImageResampler.tensor(from: image, mode: .stretch, size: inputSize, normalization: .efficientNetLite)
+    }
+
+    /// The photo and its mirror image: the embedding used for labels is the mean of the two (test-time
+    /// augmentation; +TTA measured in README), the feature map for boxes comes from the unmirrored view.
+    public static func preprocessWithMirror(_ image: RGBImage) -> [FloatImage] {
+        let plain = preprocess(image)
+        var mirrored = plain
+        let s = inputSize
+        plain.values.withUnsafeBufferPointer { src in
+            mirrored.values.withUnsafeMutableBufferPointer { dst in
+                for y in 0..<s {
+                    for x in 0..<s {
+                        let a = (y * s + x) * 3, b = (y * s + (s - 1 - x)) * 3
+                        dst[b] = src[a]; dst[b + 1] = src[a + 1]; dst[b + 2] = src[a + 2]
+                    }
+                }
+            }
+        }
+        return [plain, mirrored]
+    }
+
+    /// The whole-photo embedding and food-context mass, as `recognize` computes them (`embeddingSource`).
+    public func embed(_ image: RGBImage) throws -> (embedding: [Float], foodContext: Float) {
+        let passes = try forwardPasses(image)
+        return (passes.embedding, FoodContext.mass(logits: passes.logits))
+    }
+
+    /// What the backbone passes of one photo give `recognize`.
+    struct Passes {
+        /// The food embedding (the fine-tuned top's when there is one, else the backbone's): the food head's and the
+        /// learned-food matcher's input.
+        var embedding: [Float]
+        /// ImageNet logits of that embedding (the "food context" signal).
+        var logits: [Float]
+        /// The backbone's last feature map of the localisation pass (cell detector, coin finder).
+        var map: FloatImage
+        /// The localisation pass's block output at the food top's tap, for the food top's map (activation-map boxes).
+        var block: FloatImage?
+        var foodTop: FoodTop?
+
+        /// The food map over the same cells (the fine-tuned top's when there is one); computed only when needed.
+        func foodMap() throws -> FloatImage {
+            guard let foodTop else { return map }
+            guard let block else { throw FoodVisionError.invalidInput(reason: "backbone returned no block output") }
+            return try foodTop.featureMap(blockOutput: block)
+        }
+    }
+
+    /// Food embeddings and ImageNet logits of whole-photo inputs (224 × 224), one per input. With a food top the
+    /// top gives the embedding; a top with blocks replaces the network's last blocks, so the pass stops at its tap
+    /// and the ImageNet classifier reads the food embedding (running the original tail as well would cost ~1.3 ms);
+    /// a top without blocks reads the last block's output and the network's own logits come with it. `learn` uses
+    /// this too, so taught foods live in the same space as the photos they are matched against.
+    public func embeddings(of inputs: [FloatImage]) throws -> [(embedding: [Float], logits: [Float])] {
+        guard let foodTop else { return try backbone.forward(inputs).map { ($0.embedding, $0.logits) } }
+        let outs = try backbone.forward(inputs, includeBlockOutput: true, blockOutputIndex: foodTop.tapBlock,
+                                        stopAtBlockOutput: !foodTop.blocks.isEmpty)
+        return try outs.map { try foodEmbedding($0, top: foodTop) }
+    }
+
+    /// The top's embedding of one backbone output (its tap block output) and the ImageNet logits: the network's
+    /// own when the pass ran to the end, else the classifier on the food embedding.
+    private func foodEmbedding(_ out: BackboneOutput, top: FoodTop) throws -> (embedding: [Float], logits: [Float]) {
+        guard let block = out.blockOutput else { throw FoodVisionError.invalidInput(reason: "backbone returned no block output for the food top") }
+        let e = try top.embedding(blockOutput: block)
+        return (e, out.logits.isEmpty ? try backbone.imageNetLogits(embedding: e) : out.logits)
+    }
+
+    /// The backbone passes of stage 1, by `calibration.embeddingSource` and `localisationSize`: the whole-photo
+    /// embedding and ImageNet logits, and the feature map for boxes. `lap` marks the ends of the steps.
+    func forwardPasses(_ image: RGBImage, lap: (String) -> Void = { _ in }) throws -> Passes {
+        let localSize = calibration.localisationSize
+        let useTop = foodTop != nil
+        let tap = foodTop?.tapBlock
+        /// A pass that also gives the feature map: the food embedding from its tap when there is a top.
+        func full(_ inputs: [FloatImage]) throws -> (outs: [BackboneOutput], whole: [(embedding: [Float], logits: [Float])]) {
+            let outs = try backbone.forward(inputs, includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap)
+            guard let foodTop else { return (outs, outs.map { ($0.embedding, $0.logits) }) }
+            return (outs, try outs.map { try foodEmbedding($0, top: foodTop) })
+        }
+        var whole: [(embedding: [Float], logits: [Float])]
+        var localMap: FloatImage?, localBlock: FloatImage?
+        if calibration.embeddingSource == "localisation" {
+            let input = ImageResampler.tensor(from: image, mode: .stretch, size: max(localSize, Self.inputSize),
+                                              normalization: .efficientNetLite)
+            lap("preprocess")
+            let pass = try full([input])
+            whole = pass.whole
+            localMap = pass.outs.first?.featureMap; localBlock = pass.outs.first?.blockOutput
+        } else {
+            let inputs = calibration.embeddingSource == "single" ? [Self.preprocess(image)] : Self.preprocessWithMirror(image)
+            let localInput = localSize > Self.inputSize
+                ? LocalisationInput.tensor(image, size: localSize, keepAspect: calibration.keepAspect) : nil
+            lap("preprocess")
+            if let localInput {
+                whole = try embeddings(of: inputs)
+                lap("backbone")
+                let local = try backbone.forward([localInput], includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap).first
+                localMap = local?.featureMap; localBlock = local?.blockOutput
+            } else {
+                let pass = try full(inputs)
+                lap("backbone")
+                whole = pass.whole
+                localMap = pass.outs.first?.featureMap; localBlock = pass.outs.first?.blockOutput
+            }
+        }
+        guard let map = localMap, !whole.isEmpty else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
+        lap("backbone_local")
+        return Passes(embedding: Self.meanOf(whole.map(\.embedding)), logits: Self.meanOf(whole.map(\.logits)), map: map,
+                      block: localBlock, foodTop: foodTop)
+    }
+
+    /// The element-wise mean of equally long vectors.
+    static func meanOf(_ vectors: [[Float]]) -> [Float] {
+        guard var sum = vectors.first else { return [] }
+        for v in vectors.dropFirst() { for i in sum.indices { sum[i] += v[i] } }
+        if vectors.count > 1 { let k = 1 / Float(vectors.count); for i in sum.indices { sum[i] *= k } }
+        return sum
+    }
+
+    public func recognize(_ image: RGBImage) throws -> Recognition {
+        var timings: [String: Double] = [:]
+        var t = ContinuousClock.now
+        func lap(_ name: String) {
+            let now = ContinuousClock.now
+            timings[name] = (now - t).milliseconds
+            t = now
+        }
+        let passes = try forwardPasses(image, lap: lap)
+        let (embedding, map) = (passes.embedding, passes.map)
+        let foodMass = FoodContext.mass(logits: passes.logits)
+        let top = try head.predict(embedding)
+        // Learned foods are taught with the same food embedding (`learn` uses `embeddings(of:)`).
+        let learned = matcher.labels.isEmpty ? nil : try matcher.match(passes.embedding)
+        lap("head")
+        let reference = coinFinder?.find(in: image, featureMap: map)
+        lap("reference")
+        var foods: [DetectedFood] = []
+        var unknown = false
+        if let learned, let label = learned.label, learned.similarity >= calibration.matcherThreshold,
+           top.first.map({ $0.probability < 0.9 }) ?? true {
+            let d = display(label)
+            foods = [DetectedFood(label: label, name: d.name, nameZh: d.nameZh, emoji: d.emoji, color: d.color,
+                                  confidence: Double(learned.similarity), box: .whole, grams: d.portionGrams,
+                                  gramsSource: "default_portion", source: "learned")]
+        } else if foodMass >= calibration.foodContextThreshold {
+            // A confident whole-photo label, or (a shared plate) confident regions of the map.
+            let confident = (top.first?.probability ?? 0) >= calibration.unknownThreshold
+            let size = (image.width, image.height)
+            if let cellDetector, calibration.localiser != "cam" {
+                foods = detectCells(cellDetector, map: map, global: top, reference: reference, imageSize: size)
+            }
+            if foods.isEmpty {
+                foods = localise(map: try passes.foodMap(), global: top, includeBest: confident, reference: reference,
+                                 imageSize: size)
+            }
+            unknown = foods.isEmpty
+        } else {
+            unknown = true
+        }
+        lap("localise")
+        return Recognition(foods: foods, unknown: unknown, top: Array(top.prefix(5)), timings: timings, reference: reference)
+    }
+
+    /// Boxes from the per-cell detector: regions of its per-cell argmax (see `CellDetector.detect`), minus regions on
+    /// the reference coin. A region's confidence is its mean cell probability, blended with the whole-photo head's
+    /// probability of the label (`globalWeight`). When the whole-photo head is sure of a food the cell head has no
+    /// class for (it knows only the detection sets' labels), the regions become that one food.
+    func detectCells(_ detector: CellDetector, map: FloatImage, global: [LabelScore], reference: ReferenceObject?,
+                     imageSize: (width: Int, height: Int)) -> [DetectedFood] {
+        let probabilities = detector.probabilities(map)
+        var found = detector.detect(probabilities: probabilities, width: map.width, height: map.height)
+        if let coin = reference?.box {
+            found.removeAll { CellLabeling.overlap($0.box, coin) >= 0.5 * $0.box.area }
+        }
+        guard !found.isEmpty else { return [] }
+        let globalP = Dictionary(global.map { ($0.label, $0.probability) }, uniquingKeysWith: max)
+        let lw = detector.model.labelWeight
+        var items: [(label: String, confidence: Double, box: NormalizedBox)] = found.map { d in
+            var label = detector.classes[d.classIndex]
+            if lw > 0 {
+                // The whole-photo head as a prior over the region's label (labels it lacks get a uniform share).
+                let mean = CellDetector.meanProbabilities(probabilities, classes: detector.classes.count, width: map.width,
+                                                          height: map.height, in: d.box)
+                let floor = 1 / Double(max(head.classes.count, 1))
+                var best = -Double.infinity
+                for k in 1..<detector.classes.count {
+                    let g = Double(globalP[detector.classes[k]] ?? Float(floor))
+                    let score = (1 - lw) * log(Double(max(mean[k], 1e-6))) + lw * log(max(g, 1e-6))
+                    if score > best { best = score; label = detector.classes[k] }
+                }
+            }
+            let w = detector.model.globalWeight
+            let confidence = globalP[label].map { pow(d.confidence, 1 - w) * pow(Double(max($0, 1e-4)), w) } ?? d.confidence
+            return (label, confidence, d.box)
+        }
+        let model = detector.model
+        if let best = global.first, Double(best.probability) >= model.dominantProbability, detector.classes.contains(best.label) {
+            items = items.map { (best.label, $0.confidence, $0.box) }
+        }
+        // The answer for a person: confident regions, nested duplicates of a label dropped.
+        var kept: [(label: String, confidence: Double, box: NormalizedBox)] = []
+        for item in items.sorted(by: { $0.confidence > $1.confidence }) where item.confidence >= model.minConfidence {
+            let nested = kept.contains { k in
+                k.label == item.label && CellLabeling.overlap(k.box, item.box) >= model.containedFraction * item.box.area
+            }
+            if !nested { kept.append(item) }
+        }
+        items = kept
+        guard !items.isEmpty else { return [] }
+        if calibration.consolidate {
+            let merged = FoodConsolidation.consolidate(items.map { .init(label: $0.label, confidence: $0.confidence, box: $0.box) },
+                                                       photo: global)
+            items = merged.map { ($0.label, $0.confidence, $0.box) }
+        }
+        if let best = global.first, best.probability >= 0.6, !detector.classes.contains(best.label) {
+            let all = items.dropFirst().reduce(items[0].box) { $0.union($1.box) }
+            items = [(best.label, Double(best.probability), all)]
+        }
+        return items.map { item in
+            let disp = display(item.label)
+            let (grams, source) = GramsEstimator.estimate(label: item.label, portionGrams: disp.portionGrams, box: item.box,
+                                                          multipleFoods: items.count > 1, reference: reference,
+                                                          scaleModel: coinFinder?.model, imageSize: imageSize)
+            return DetectedFood(label: item.label, name: disp.name, nameZh: disp.nameZh, emoji: disp.emoji, color: disp.color,
+                                confidence: (item.confidence * 1000).rounded() / 1000, box: item.box.clipped,
+                                grams: grams, gramsSource: source, source: "model")
+        }.sorted { $0.confidence > $1.confidence }
+    }
+
+    /// Class activation maps → boxes. For every candidate label (the best one, plus others that are probable for
+    /// the whole photo and win cells of the map), its per-cell logit map is upsampled 4× (bilinear), each fine
+    /// cell goes to the candidate with the highest normalised activation, and a label's box is the bounding box of
+    /// its largest connected region above `cellThreshold` of its activation range.
+    func localise(map: FloatImage, global: [LabelScore], includeBest: Bool = true, reference: ReferenceObject? = nil,
+                  imageSize: (width: Int, height: Int) = (1, 1)) -> [DetectedFood] {
+        let gh = map.height, gw = map.width, d = map.channels, c = head.classes.count
+        let cells = gh * gw
+        // Per-cell logits for every class: the folded head as a 1×1 convolution over the map (the runtime's GEMM).
+        precondition(d == head.dimension, "feature map has \(d) channels, the head \(head.dimension)")
+        let logits = cellHead(Tensor(batch: 1, height: gh, width: gw, channels: d, values: map.values)).values
+        let classIndex = Dictionary(uniqueKeysWithValues: head.classes.enumerated().map { ($1, $0) })
+        // Cells each class wins outright (per-cell softmax argmax above 0.35), and how sure it is there.
+        var wins = [Int](repeating: 0, count: c)
+        var winProbability = [Float](repeating: 0, count: c)
+        for cell in 0..<cells {
+            var best = 0, maxLogit = -Float.infinity
+            for i in 0..<c where logits[cell * c + i] > maxLogit { maxLogit = logits[cell * c + i]; best = i }
+            var sum: Float = 0
+            for i in 0..<c { sum += expf(logits[cell * c + i] - maxLogit) }
+            if 1 / sum >= 0.35 { wins[best] += 1; winProbability[best] += 1 / sum }
+        }
+        // Candidates: the best whole-photo label; labels probable for the whole photo that also win cells; and
+        // labels that win a sizeable, confident part of the map on their own (the items of a shared plate).
+        // A dominant whole-photo label means one food: no region-only candidates then.
+        let minLocalWins = max(2, cells / 20)
+        var candidates: [(index: Int, probability: Float)] = []
+        for (rank, g) in global.enumerated() {
+            guard let i = classIndex[g.label] else { continue }
+            if (rank == 0 && includeBest) || (g.probability >= calibration.candidateThreshold && wins[i] >= 2) {
+                candidates.append((i, g.probability))
+            }
+        }
+        let dominant = includeBest && (global.first?.probability ?? 0) >= 0.6
+        if !dominant {
+            for i in 0..<c where wins[i] >= minLocalWins && !candidates.contains(where: { $0.index == i }) {
+                let mean = winProbability[i] / Float(wins[i])
+                if mean >= 0.6 { candidates.append((i, mean * min(1, Float(wins[i]) / Float(2 * minLocalWins)))) }
+            }
+        }
+        guard !candidates.isEmpty else { return [] }
+        let first = includeBest ? [candidates[0]] : []
+        candidates = Array((first + candidates.dropFirst(first.count).sorted { $0.probability > $1.probability }).prefix(6))
+        // Upsampled, range-normalised activation of each candidate.
+        let scale = 4, fh = gh * scale, fw = gw * scale
+        var maps: [[Float]] = []
+        for (i, _) in candidates {
+            var fine = [Float](repeating: 0, count: fh * fw)
+            for fy in 0..<fh {
+                let v = min(max((Float(fy) + 0.5) / Float(scale) - 0.5, 0), Float(gh - 1))
+                let y0 = Int(v), y1 = min(y0 + 1, gh - 1), ty = v - Float(y0)
+                for fx in 0..<fw {
+                    let u = min(max((Float(fx) + 0.5) / Float(scale) - 0.5, 0), Float(gw - 1))
+                    let x0 = Int(u), x1 = min(x0 + 1, gw - 1), tx = u - Float(x0)
+                    func at(_ y: Int, _ x: Int) -> Float { logits[(y * gw + x) * c + i] }
+                    let top = at(y0, x0) * (1 - tx) + at(y0, x1) * tx
+                    let bottom = at(y1, x0) * (1 - tx) + at(y1, x1) * tx
+                    fine[fy * fw + fx] = top * (1 - ty) + bottom * ty
+                }
+            }
+            let lo = fine.min() ?? 0, hi = fine.max() ?? 1
+            let range = max(hi - lo, 1e-6)
+            maps.append(fine.map { ($0 - lo) / range })
+        }
+        var owner = [Int](repeating: -1, count: fh * fw)
+        for p in 0..<(fh * fw) {
+            var best = -1, bestValue = maps.count == 1 ? calibration.singleFoodCellThreshold : calibration.cellThreshold
+            for k in maps.indices where maps[k][p] >= bestValue { best = k; bestValue = maps[k][p] }
+            owner[p] = best
+        }
+        var foods: [DetectedFood] = []
+        var seen = [Bool](repeating: false, count: fh * fw)
+        var largest = [[Int]](repeating: [], count: maps.count)
+        for start in 0..<(fh * fw) where owner[start] >= 0 && !seen[start] {
+            var stack = [start], members: [Int] = []
+            seen[start] = true
+            while let p = stack.popLast() {
+                members.append(p)
+                let y = p / fw, x = p % fw
+                for (dy, dx) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
+                    let ny = y + dy, nx = x + dx
+                    guard ny >= 0, ny < fh, nx >= 0, nx < fw else { continue }
+                    let n = ny * fw + nx
+                    if !seen[n] && owner[n] == owner[start] { seen[n] = true; stack.append(n) }
+                }
+            }
+            if members.count > largest[owner[start]].count { largest[owner[start]] = members }
+        }
+        var present = largest.indices.filter { !largest[$0].isEmpty && (largest[$0].count >= scale * scale || $0 == 0) }
+        // The coin is never a food: a region lying mostly on it is dropped.
+        if let coin = reference?.box {
+            present.removeAll { k in
+                let r = largest[k]
+                let onCoin = r.filter { p in
+                    let x = (Double(p % fw) + 0.5) / Double(fw), y = (Double(p / fw) + 0.5) / Double(fh)
+                    return x >= coin.x && x <= coin.x + coin.w && y >= coin.y && y <= coin.y + coin.h
+                }.count
+                return Double(onCoin) >= 0.5 * Double(r.count)
+            }
+        }
+        for k in present {
+            let region = largest[k]
+            let ys = region.map { $0 / fw }, xs = region.map { $0 % fw }
+            let box = NormalizedBox(x: Double(xs.min()!) / Double(fw), y: Double(ys.min()!) / Double(fh),
+                                    w: Double(xs.max()! - xs.min()! + 1) / Double(fw), h: Double(ys.max()! - ys.min()! + 1) / Double(fh))
+            let label = head.classes[candidates[k].index]
+            let disp = display(label)
+            let (grams, source) = GramsEstimator.estimate(label: label, portionGrams: disp.portionGrams, box: box,
+                                                          multipleFoods: present.count > 1, reference: reference,
+                                                          scaleModel: coinFinder?.model, imageSize: imageSize)
+            foods.append(DetectedFood(label: label, name: disp.name, nameZh: disp.nameZh, emoji: disp.emoji, color: disp.color,
+                                      confidence: (Double(candidates[k].probability) * 1000).rounded() / 1000, box: box,
+                                      grams: grams, gramsSource: source, source: "model"))
+        }
+        return foods.sorted { $0.confidence > $1.confidence }
+    }
+
+    /// Adds a user-taught food from a few photos' embeddings and returns the updated matcher (callers persist it).
+    public func learn(label: String, embeddings: [[Float]]) throws -> PrototypeMatcher {
+        try matcher.add(label: label, examples: embeddings)
+        return matcher
+    }
+}
+
+/// Grams from a reference object's scale when one is in the photo, else from the label's household portion, scaled by
+/// the food's share of a shared plate.
+public enum GramsEstimator {
+    /// With a coin: the box's area in cm² (box pixels × (mm per pixel)² / 100) through the label's areal-density
+    /// model (`ReferenceModel.grams`), `reference_object`. Without (or for a label the model cannot size):
+    /// `estimate(portionGrams:box:multipleFoods:)`.
+    public static func estimate(label: String, portionGrams: Double, box: NormalizedBox, multipleFoods: Bool,
+                                reference: ReferenceObject?, scaleModel: ReferenceModel?,
+                                imageSize: (width: Int, height: Int)) -> (Double, String) {
+        // A label the density model has no data for gets `fallbackK` only when the area carries information
+        // (exponent > 0); with exponent 0 the fallback would be one constant weight for every food.
+        guard let reference, let scaleModel, scaleModel.k[label] != nil || scaleModel.exponent > 0 else {
+            return estimate(portionGrams: portionGrams, box: box, multipleFoods: multipleFoods)
+        }
+        let mm = reference.millimetresPerPixel
+        let areaCm2 = box.w * Double(imageSize.width) * box.h * Double(imageSize.height) * mm * mm / 100
+        return (scaleModel.grams(label: label, areaCm2: areaCm2, portionGrams: portionGrams), "reference_object")
+    }
+
+    /// A food alone in the photo is one household portion; on a shared plate, its box area relative to a typical
+    /// single-dish share (0.2 of the photo) scales that portion, within 0.4× … 2.5×.
+    public static func estimate(portionGrams: Double, box: NormalizedBox, multipleFoods: Bool) -> (Double, String) {
+        guard multipleFoods else { return (portionGrams.rounded(), "default_portion") }
+        let factor = min(2.5, max(0.4, box.area / 0.2))
+        return ((portionGrams * factor).rounded(), "box_area")
+    }
+}

@@ -1,0 +1,81 @@
+public import FoodRecognition
+public import FoodMoment
+public import FoodVision
+public import FoodCore
+import Foundation
+import ImageCodecs
+
+/// Training data for the per-cell food detector: feature-map cells labelled from annotated boxes.
+public enum CellTraining {
+    /// Which detection records train the cell head: SOHL plates not held out, ECUSTFD `train`, fruit scenes not
+    /// held out.
+    public static func isTraining(_ r: DetectionRecord) -> Bool {
+        switch r.source {
+        case "sohl": return !(r.group.map(DetectionRecord.isHeldOut(group:)) ?? true)
+        case "ecustfd": return r.split == "train"
+        case "fruitdet": return !isHeldOutFruitScene(r)
+        default: return r.split != "dev" && r.split != "test"
+        }
+    }
+
+    /// Fruit-scene photos kept out of cell training so boxes can be measured on unseen scenes: a stable hash of the
+    /// file name, one photo in three (the data has no split of its own).
+    public static func isHeldOutFruitScene(_ r: DetectionRecord) -> Bool {
+        r.source == "fruitdet" && SplitMix64.fnv1a(URL(fileURLWithPath: r.image).lastPathComponent) % 3 == 0
+    }
+
+    /// Labelled cells of one feature map: every foreground cell up to `maxForeground` and background cells up to
+    /// `maxBackground` (a seeded random choice when there are more); ignored cells are skipped.
+    public static func cells(of map: FloatImage, targets: [CellTarget], maxForeground: Int, maxBackground: Int,
+                             rng: inout SplitMix64) -> (features: [[Float]], labels: [Int]) {
+        precondition(targets.count == map.width * map.height, "\(targets.count) targets for a \(map.width)×\(map.height) map")
+        var fg: [(Int, Int)] = [], bg: [Int] = []
+        for (i, t) in targets.enumerated() {
+            switch t {
+            case .label(let l): fg.append((i, l))
+            case .background: bg.append(i)
+            case .ignore: break
+            }
+        }
+        rng.shuffle(&fg)
+        rng.shuffle(&bg)
+        let d = map.channels
+        var features: [[Float]] = [], labels: [Int] = []
+        for (i, l) in fg.prefix(maxForeground) { features.append(Array(map.values[(i * d)..<((i + 1) * d)])); labels.append(l) }
+        for i in bg.prefix(maxBackground) { features.append(Array(map.values[(i * d)..<((i + 1) * d)])); labels.append(0) }
+        return (features, labels)
+    }
+
+    /// The labelled cells of one photo for every localisation size in `sizes` and input shape in `aspects` (false =
+    /// stretched square, true = aspect kept, see `LocalisationInput`), plain and (with `mirror`) mirrored.
+    /// `classIndex` maps a box label to its class (0 = background); unknown labels are ignored cells.
+    public static func cells(of image: RGBImage, record: DetectionRecord, classIndex: [String: Int], sizes: [Int], mirror: Bool,
+                             aspects: [Bool] = [false], backbone: EfficientNetLite0, maxForeground: Int, maxBackground: Int,
+                             rng: inout SplitMix64) throws -> (features: [[Float]], labels: [Int]) {
+        let views: [(RGBImage, Bool)] = mirror ? [(image, false), (image.applying(.upMirrored), true)] : [(image, false)]
+        var features: [[Float]] = [], labels: [Int] = []
+        for size in sizes { for keepAspect in aspects {
+            let inputs = views.map { LocalisationInput.tensor($0.0, size: size, keepAspect: keepAspect) }
+            let outs = try backbone.forward(inputs, includeFeatureMap: true)
+            for (k, out) in outs.enumerated() {
+                guard let map = out.featureMap else { continue }
+                let flip = views[k].1
+                var boxes: [(label: Int, box: NormalizedBox)] = []
+                var ignored: [NormalizedBox] = []
+                for b in record.boxes {
+                    let box = flip ? CellLabeling.mirrored(b.normalized) : b.normalized
+                    if let c = classIndex[b.label] { boxes.append((c, box)) } else { ignored.append(box) }
+                }
+                var targets = CellLabeling.targets(boxes: boxes, gridWidth: map.width, gridHeight: map.height)
+                // Cells under a food the head has no class for are neither that food nor background.
+                if !ignored.isEmpty {
+                    let unknown = CellLabeling.targets(boxes: ignored.map { (1, $0) }, gridWidth: map.width, gridHeight: map.height, minOverlap: 0)
+                    for i in targets.indices where unknown[i] != .background && targets[i] == .background { targets[i] = .ignore }
+                }
+                let got = cells(of: map, targets: targets, maxForeground: maxForeground, maxBackground: maxBackground, rng: &rng)
+                features += got.features; labels += got.labels
+            }
+        } }
+        return (features, labels)
+    }
+}

@@ -1,0 +1,129 @@
+public import FoodRecognition
+public import FoodMoment
+public import FoodVision
+public import FoodCore
+import Foundation
+import ImageCodecs
+
+/// Which labels are prepared dishes and which are produce (fruit and vegetables), for reporting accuracy per
+/// group the way the recognition targets are stated.
+public enum LabelGroup {
+    public static let dishes: Set<String> = [
+        "apple_pie", "baby_back_ribs", "baklava", "beef_carpaccio", "beef_tartare", "beet_salad", "beignets", "bibimbap",
+        "bread_pudding", "breakfast_burrito", "chicken_curry", "chicken_wings", "fried_rice", "grilled_salmon", "hamburger",
+        "ice_cream", "pizza", "ramen", "steak", "sushi",
+        "bread", "bun", "doughnut", "egg", "fried_dough_twist", "mooncake", "sachima",
+    ]
+
+    public static func group(of label: String) -> String { dishes.contains(label) ? "dish" : "produce" }
+}
+
+/// Top-1/top-5 per label, confusions and unknown-rejections for a folder of `<label>/` photos.
+public struct ClassificationReport: Sendable, Codable {
+    public struct LabelRow: Sendable, Codable {
+        public var label: String
+        public var group: String
+        public var count: Int
+        public var top1: Double
+        public var top5: Double
+        public var rejectedAsUnknown: Int
+        public var mostConfusedWith: String?
+        enum CodingKeys: String, CodingKey {
+            case label, group, count, top1, top5
+            case rejectedAsUnknown = "rejected_as_unknown", mostConfusedWith = "most_confused_with"
+        }
+    }
+    public struct Confusion: Sendable, Codable { public var truth: String; public var predicted: String; public var count: Int }
+
+    public var photos: Int
+    public var failures: Int
+    public var top1: Double
+    public var top5: Double
+    public var top1ByGroup: [String: Double]
+    public var top5ByGroup: [String: Double]
+    /// Share of the photos rejected as unknown / not food (they should not be).
+    public var rejectedRate: Double
+    public var labels: [LabelRow]
+    public var confusions: [Confusion]
+    public var unknownThreshold: Float
+
+    enum CodingKeys: String, CodingKey {
+        case photos, failures, top1, top5, labels, confusions
+        case top1ByGroup = "top1_by_group", top5ByGroup = "top5_by_group"
+        case rejectedRate = "rejected_rate", unknownThreshold = "unknown_threshold"
+    }
+}
+
+/// Runs the recognizer's whole-photo classification over labelled photos, on one recognizer per thread.
+public struct ClassificationEvaluator: Sendable {
+    public var recognizers: [FoodRecognizer]
+
+    public init(recognizers: [FoodRecognizer]) { self.recognizers = recognizers }
+
+    /// One photo's whole-photo ranking and food-context mass.
+    public struct Scored: Sendable { public var ranked: [LabelScore]; public var foodContext: Float }
+
+    /// The head's ranking and food-context mass for each sample (nil when the photo failed to decode).
+    public func scores(_ samples: [TrainingSample], progress: (@Sendable (Int, Int) -> Void)? = nil) -> [Scored?] {
+        let lock = NSLock()
+        nonisolated(unsafe) var out = [Scored?](repeating: nil, count: samples.count)
+        nonisolated(unsafe) var done = 0
+        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
+        let workers = recognizers.count
+        DispatchQueue.concurrentPerform(iterations: workers) { w in
+            let r = recognizers[w]
+            var i = w
+            while i < samples.count {
+                if case .success(let (decoded, _)) = decoder.decode(path: samples[i].path),
+                   let e = try? r.embed(decoded.image),
+                   let ranked = try? r.head.predict(e.embedding) {
+                    lock.lock(); out[i] = Scored(ranked: ranked, foodContext: e.foodContext); lock.unlock()
+                }
+                lock.lock(); done += 1; let d = done; lock.unlock()
+                progress?(d, samples.count)
+                i += workers
+            }
+        }
+        return out
+    }
+
+    public func evaluate(_ samples: [TrainingSample], calibration: RecognitionCalibration,
+                         progress: (@Sendable (Int, Int) -> Void)? = nil) -> ClassificationReport {
+        let results = scores(samples, progress: progress)
+        var perLabel: [String: (n: Int, t1: Int, t5: Int, rej: Int, conf: [String: Int])] = [:]
+        var failures = 0
+        for (s, r) in zip(samples, results) {
+            guard let scored = r else { failures += 1; continue }
+            let ranked = scored.ranked
+            var row = perLabel[s.label] ?? (0, 0, 0, 0, [:])
+            row.n += 1
+            if ranked.first?.label == s.label { row.t1 += 1 } else if let p = ranked.first?.label { row.conf[p, default: 0] += 1 }
+            if ranked.prefix(5).contains(where: { $0.label == s.label }) { row.t5 += 1 }
+            if calibration.rejects(headProbability: ranked.first?.probability ?? 0, foodContext: scored.foodContext) { row.rej += 1 }
+            perLabel[s.label] = row
+        }
+        let rows = perLabel.keys.sorted().map { label -> ClassificationReport.LabelRow in
+            let r = perLabel[label]!
+            return .init(label: label, group: LabelGroup.group(of: label), count: r.n, top1: Double(r.t1) / Double(r.n),
+                         top5: Double(r.t5) / Double(r.n), rejectedAsUnknown: r.rej,
+                         mostConfusedWith: r.conf.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key)
+        }
+        func rate(_ rs: [ClassificationReport.LabelRow], _ key: KeyPath<ClassificationReport.LabelRow, Double>) -> Double {
+            let n = rs.reduce(0) { $0 + $1.count }
+            return n == 0 ? 0 : rs.reduce(0.0) { $0 + $1[keyPath: key] * Double($1.count) } / Double(n)
+        }
+        var byGroup1: [String: Double] = [:], byGroup5: [String: Double] = [:]
+        for g in ["dish", "produce"] {
+            let rs = rows.filter { $0.group == g }
+            if !rs.isEmpty { byGroup1[g] = rate(rs, \.top1); byGroup5[g] = rate(rs, \.top5) }
+        }
+        var confusions: [ClassificationReport.Confusion] = []
+        for (label, r) in perLabel { for (p, c) in r.conf { confusions.append(.init(truth: label, predicted: p, count: c)) } }
+        confusions.sort { $0.count > $1.count || ($0.count == $1.count && ($0.truth, $0.predicted) < ($1.truth, $1.predicted)) }
+        let total = rows.reduce(0) { $0 + $1.count }
+        return ClassificationReport(photos: total, failures: failures, top1: rate(rows, \.top1), top5: rate(rows, \.top5),
+                                    top1ByGroup: byGroup1, top5ByGroup: byGroup5,
+                                    rejectedRate: total == 0 ? 0 : Double(rows.reduce(0) { $0 + $1.rejectedAsUnknown }) / Double(total),
+                                    labels: rows, confusions: Array(confusions.prefix(15)), unknownThreshold: calibration.unknownThreshold)
+    }
+}

@@ -1,0 +1,211 @@
+public import FoodRecognition
+public import FoodMoment
+public import FoodVision
+public import FoodCore
+import Foundation
+import ImageCodecs
+
+/// One training photo (or a box inside one) and its label.
+public struct TrainingSample: Sendable, Equatable {
+    public var path: String
+    public var label: String
+    /// The part of the photo showing the food; nil = the whole photo.
+    public var region: NormalizedBox?
+
+    public init(path: String, label: String, region: NormalizedBox? = nil) {
+        self.path = path; self.label = label; self.region = region
+    }
+}
+
+/// A detection record in the `../shared/data/detection` JSON-lines format.
+public struct DetectionRecord: Sendable, Codable {
+    public struct Box: Sendable, Codable {
+        public var label: String
+        public var x: Double, y: Double, w: Double, h: Double
+        public var normalized: NormalizedBox { NormalizedBox(x: x, y: y, w: w, h: h) }
+    }
+    public var image: String
+    public var width: Int
+    public var height: Int
+    public var boxes: [Box]
+    public var grams: [String: Double]?
+    public var source: String?
+    public var group: String?
+    public var split: String?
+    public var coins: [Coin]?
+
+    /// A reference coin (ECUSTFD: the 1-yuan coin, 25 mm).
+    public struct Coin: Sendable, Codable {
+        public var x: Double, y: Double, w: Double, h: Double
+    }
+
+    /// Reads every record; image paths are made absolute relative to the file's folder.
+    public static func load(jsonl path: String) throws -> [DetectionRecord] {
+        let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let decoder = JSONDecoder()
+        return try text.split(separator: "\n").filter { !$0.isEmpty }.map { line in
+            var r = try decoder.decode(DetectionRecord.self, from: Data(line.utf8))
+            if !r.image.hasPrefix("/") { r.image = URL(fileURLWithPath: dir + "/" + r.image).standardizedFileURL.path }
+            return r
+        }
+    }
+
+    /// SOHL source-photo groups held out of head training so detection can be measured on unseen plates:
+    /// a stable hash of the group id, one group in three.
+    public static func isHeldOut(group: String) -> Bool {
+        SplitMix64.fnv1a(group) % 3 == 0
+    }
+}
+
+public enum TrainingSet {
+    /// `DIR/<label>/<photo>`: every file under each label folder (non-images fail later, per file).
+    public static func folders(_ dir: String) throws -> [TrainingSample] {
+        let labels = try FileManager.default.contentsOfDirectory(atPath: dir).sorted().filter { name in
+            var isDir: ObjCBool = false
+            return !name.hasPrefix(".") && FileManager.default.fileExists(atPath: dir + "/" + name, isDirectory: &isDir) && isDir.boolValue
+        }
+        var samples: [TrainingSample] = []
+        for label in labels {
+            for file in try FileManager.default.contentsOfDirectory(atPath: dir + "/" + label).sorted() where !file.hasPrefix(".") {
+                samples.append(TrainingSample(path: dir + "/" + label + "/" + file, label: label))
+            }
+        }
+        return samples
+    }
+
+    /// Hold-out groups, one id per sample: the shots of one weighed ECUSTFD portion (`apple001S(1).jpg`,
+    /// `apple001T(2).jpg` … → `apple001`) form one group, and so do the box crops of one photo; every other photo
+    /// is its own group. Holding out by group keeps near-identical shots of one portion off both sides of a split.
+    public static func holdOutGroups(_ samples: [TrainingSample]) -> [Int] {
+        var ids: [String: Int] = [:]
+        return samples.map { s in
+            let dir = (s.path as NSString).deletingLastPathComponent, name = (s.path as NSString).lastPathComponent
+            var key = s.path
+            if let r = name.range(of: #"^[A-Za-z_]+[0-9]+(?=[ST]\([0-9]+\)\.)"#, options: .regularExpression) {
+                key = dir + "/" + name[r]
+            }
+            if let id = ids[key] { return id }
+            ids[key] = ids.count
+            return ids.count - 1
+        }
+    }
+
+    /// Box crops from a detection file (with a 10 % margin), skipping held-out groups and tiny boxes.
+    public static func detectionCrops(_ records: [DetectionRecord], source: String = "sohl") -> [TrainingSample] {
+        var samples: [TrainingSample] = []
+        for r in records where r.source == source {
+            if let g = r.group, DetectionRecord.isHeldOut(group: g) { continue }
+            for b in r.boxes where b.w * b.h >= 0.01 {
+                let mx = b.w * 0.1, my = b.h * 0.1
+                let box = NormalizedBox(x: b.x - mx, y: b.y - my, w: b.w + 2 * mx, h: b.h + 2 * my).clipped
+                samples.append(TrainingSample(path: r.image, label: b.label, region: box))
+            }
+        }
+        return samples
+    }
+}
+
+/// Backbone embeddings for training and learning, on several threads (one network instance per thread).
+public final class EmbeddingExtractor: @unchecked Sendable {
+    private let networks: [EfficientNetLite0]
+
+    public init(modelDirectory: String, threads: Int) throws {
+        networks = try (0..<max(1, threads)).map { _ in try EfficientNetLite0(modelDirectory: modelDirectory) }
+    }
+
+    public init(networks: [EfficientNetLite0]) {
+        self.networks = networks
+    }
+
+
+    /// The training views of one photo: the whole region, its mirror image, and `views - 2` random crops
+    /// (70–95 % of the region's area, aspect jittered, mirrored at random).
+    public static func views(of image: RGBImage, region: NormalizedBox?, count: Int, rng: inout SplitMix64) -> [FloatImage] {
+        augmentedViews(of: image, region: region, count: count, area: 0.7...0.95, aspect: 0.8...1.25, colourJitter: false, rng: &rng)
+    }
+
+    /// The whole region, its mirror image, and `count - 2` random crops (`area` of the region, aspect in `aspect`,
+    /// mirrored at random), each crop with a mild colour jitter when `colourJitter` (brightness ±0.08, per-channel
+    /// gain 0.9…1.1 on the normalised values). The random draws per crop are area, aspect, x, y, mirror, then the
+    /// jitter, so the plain views of a seed do not change when jitter is added elsewhere.
+    static func augmentedViews(of image: RGBImage, region: NormalizedBox?, count: Int, area: ClosedRange<Double>,
+                               aspect: ClosedRange<Double>, colourJitter: Bool, rng: inout SplitMix64) -> [FloatImage] {
+        let base = region ?? .whole
+        var out: [FloatImage] = []
+        let mirrored = image.applying(.upMirrored)
+        func tensor(_ img: RGBImage, _ box: NormalizedBox) -> FloatImage {
+            ImageResampler.tensor(from: img, mode: .region(box), size: FoodRecognizer.inputSize)
+        }
+        func mirror(_ b: NormalizedBox) -> NormalizedBox { NormalizedBox(x: 1 - b.x - b.w, y: b.y, w: b.w, h: b.h) }
+        out.append(tensor(image, base))
+        if count > 1 { out.append(tensor(mirrored, mirror(base))) }
+        while out.count < count {
+            let a = Double.random(in: area, using: &rng)
+            let r = Double.random(in: aspect, using: &rng)
+            let w = min(1, (a * r).squareRoot()), h = min(1, (a / r).squareRoot())
+            let x = Double.random(in: 0...(1 - w), using: &rng), y = Double.random(in: 0...(1 - h), using: &rng)
+            let crop = NormalizedBox(x: base.x + x * base.w, y: base.y + y * base.h, w: w * base.w, h: h * base.h)
+            var view = Bool.random(using: &rng) ? tensor(mirrored, mirror(crop)) : tensor(image, crop)
+            if colourJitter {
+                let brightness = Float.random(in: -0.08...0.08, using: &rng)
+                let gains = (0..<3).map { _ in Float.random(in: 0.9...1.1, using: &rng) }
+                for i in view.values.indices { view.values[i] = min(1, max(-1, view.values[i] * gains[i % 3] + brightness)) }
+            }
+            out.append(view)
+        }
+        return out
+    }
+
+    public struct Failure: Sendable { public var path: String; public var reason: String }
+
+    /// Embeddings for every sample × `views`, in sample order; failures are reported, not fatal.
+    public func embed(_ samples: [TrainingSample], views: Int, seed: UInt64 = 1,
+                      progress: (@Sendable (Int, Int) -> Void)? = nil) -> (embeddings: [[[Float]]], failures: [Failure]) {
+        let lock = NSLock()
+        nonisolated(unsafe) var results = [[[Float]]](repeating: [], count: samples.count)
+        let failures = forEachSample(samples, seed: seed, progress: progress) { image, region, rng in
+            Self.views(of: image, region: region, count: views, rng: &rng)
+        } use: { i, net, inputs in
+            let outs = try net.forward(inputs)
+            lock.lock(); results[i] = outs.map(\.embedding); lock.unlock()
+        }
+        return (results, failures)
+    }
+
+    /// The worker loop of `embed` and `blockOutputs`: every sample decoded once on one of the networks' threads
+    /// (sample i on worker i mod n, its random views seeded by i), `makeViews` gives its inputs and `use` runs them;
+    /// a photo that fails to decode or run is a failure, not fatal. Returns the failures.
+    func forEachSample(_ samples: [TrainingSample], seed: UInt64, progress: (@Sendable (Int, Int) -> Void)?,
+                       makeViews: @Sendable (RGBImage, NormalizedBox?, inout SplitMix64) -> [FloatImage],
+                       use: @Sendable (Int, EfficientNetLite0, [FloatImage]) throws -> Void) -> [Failure] {
+        let lock = NSLock()
+        nonisolated(unsafe) var failures: [Failure] = []
+        nonisolated(unsafe) var done = 0
+        let workers = networks.count
+        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let net = networks[worker]
+            var i = worker
+            while i < samples.count {
+                let s = samples[i]
+                var rng = SplitMix64(seed: seed &+ UInt64(i) &* 0x9E37)
+                switch decoder.decode(path: s.path) {
+                case .success(let (decoded, _)):
+                    let inputs = makeViews(decoded.image, s.region, &rng)
+                    do {
+                        try use(i, net, inputs)
+                    } catch {
+                        lock.lock(); failures.append(Failure(path: s.path, reason: "\(error)")); lock.unlock()
+                    }
+                case .failure(let e):
+                    lock.lock(); failures.append(Failure(path: s.path, reason: e.message)); lock.unlock()
+                }
+                lock.lock(); done += 1; let d = done; lock.unlock()
+                progress?(d, samples.count)
+                i += workers
+            }
+        }
+        return failures
+    }
+}

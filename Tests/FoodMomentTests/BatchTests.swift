@@ -1,0 +1,149 @@
+import FoodCore
+import FoodMomentTestSupport
+import Foundation
+import ImageCodecs
+@testable import FoodMoment
+import FoodRecognition
+import Testing
+
+@Suite struct ShardTests {
+    @Test func parsesOnlyValidShards() {
+        #expect(Shard(parsing: "0/4") == Shard(index: 0, count: 4))
+        #expect(Shard(parsing: "3/4") == Shard(index: 3, count: 4))
+        for bad in ["4/4", "-1/4", "1/0", "1", "a/b", "1/2/3", ""] { #expect(Shard(parsing: bad) == nil, "\(bad)") }
+    }
+
+    @Test func everyFileLandsInExactlyOneShardAndShardsAreEven() {
+        let names = (0..<4000).map { "2024/\($0 / 100)/IMG_\(String(format: "%04d", $0)).jpg" }
+        var counts = [0, 0, 0, 0]
+        for name in names {
+            let owners = (0..<4).filter { Shard(index: $0, count: 4).contains(relativePath: name) }
+            #expect(owners.count == 1)
+            counts[owners[0]] += 1
+        }
+        // 1,000 expected per shard; the binomial standard deviation is ≈ 27.
+        for c in counts { #expect((880...1120).contains(c), "\(counts)") }
+    }
+
+    @Test func relativePathIgnoresWhereTheCorpusIsMounted() {
+        #expect(Shard.relativePath("/mnt/a/corpus/x/1.jpg", root: "/mnt/a/corpus") == "x/1.jpg")
+        #expect(Shard.relativePath("/data/corpus/x/1.jpg", root: "/data/corpus/") == "x/1.jpg")
+        #expect(Shard.relativePath("/somewhere/1.jpg", root: "/somewhere/1.jpg") == "1.jpg")
+    }
+}
+
+@Suite struct MealTimeTests {
+    let fileTime = Date(timeIntervalSince1970: 1_700_000_000)
+
+    @Test func exifWithOffsetIsExact() {
+        let t = MealTime.resolve(dateTimeOriginal: "2024:05:01 12:30:00", offsetTimeOriginal: "+08:00",
+                                 fileModified: fileTime, timeZone: TimeZone(identifier: "America/New_York")!)
+        #expect(t.source == "exif")
+        #expect(t.utcOffsetSeconds == 8 * 3600)
+        #expect(t.date == Date(timeIntervalSince1970: 1_714_537_800))  // 2024-05-01T04:30:00Z
+    }
+
+    @Test func exifWithoutOffsetIsLocalTime() {
+        let t = MealTime.resolve(dateTimeOriginal: "2024:05:01 12:30:00", offsetTimeOriginal: nil,
+                                 fileModified: fileTime, timeZone: TimeZone(identifier: "Europe/Berlin")!)
+        #expect(t.source == "exif_local")
+        #expect(t.date == Date(timeIntervalSince1970: 1_714_559_400))  // 10:30Z (CEST = UTC+2)
+        #expect(t.utcOffsetSeconds == 7200)
+    }
+
+    @Test(arguments: ["0000:00:00 00:00:00", "    :  :     :  :  ", "2024:13:01 12:00:00", "garbage"])
+    func blankOrBadExifFallsBackToTheFileTime(_ text: String) {
+        let t = MealTime.resolve(dateTimeOriginal: text, offsetTimeOriginal: "+01:00", fileModified: fileTime, timeZone: .gmt)
+        #expect(t.source == "file_time")
+        #expect(t.date == fileTime)
+    }
+
+    @Test func badOffsetIsIgnored() {
+        let t = MealTime.resolve(dateTimeOriginal: "2024:05:01 12:30:00", offsetTimeOriginal: "+99:00",
+                                 fileModified: fileTime, timeZone: .gmt)
+        #expect(t.source == "exif_local")
+    }
+}
+
+@Suite struct ResultCSVTests {
+    @Test func quotesAndFormulaGuard() {
+        #expect(ResultCSV.line(["a,b", "say \"hi\"", "=cmd()", "-12.5", "plain", "two\nlines"])
+                == "\"a,b\",\"say \"\"hi\"\"\",'=cmd(),-12.5,plain,\"two\nlines\"")
+    }
+
+    @Test func failedFileIsOneRowWithTheReason() {
+        let r = PhotoResult(file: "x.jpg", error: PhotoError(kind: "truncated", message: "cannot decode x.jpg: truncated"))
+        let rows = ResultCSV.rows(r)
+        #expect(rows.count == 1)
+        #expect(rows[0].hasPrefix("x.jpg,,error,truncated: cannot decode x.jpg: truncated"))
+        #expect(rows[0].split(separator: ",", omittingEmptySubsequences: false).count
+                == ResultCSV.header.split(separator: ",").count)
+    }
+}
+
+@Suite struct MealInputTests {
+    @Test func onlySuccessfulPhotosWithFoodsBecomeMeals() {
+        var r = PhotoResult(file: "a.jpg")
+        r.photoHash = "abc"
+        #expect(r.mealInput(fileModified: Date(), timeZone: .gmt) == nil)  // no foods
+        let food = DetectedFood(label: "banana", name: "Banana", nameZh: "香蕉", emoji: "🍌", color: "#ffd700", confidence: 0.9,
+                                box: .whole, grams: 118, gramsSource: "default_portion", source: "model")
+        var n = FoodNutrition(foodId: "sr:173944", foodName: "Bananas, raw", provenance: "USDA", kcal: 105, proteinG: 1.3,
+                              carbsG: 27, fatG: 0.4, fiberG: 3.1)
+        n.per100g = Macros(kcal: 89, proteinG: 1.09, carbsG: 22.84, fatG: 0.33, fiberG: 2.6)
+        r.foods = [AnalyzedFood(food: food, nutrition: n)]
+        let meal = r.mealInput(fileModified: Date(timeIntervalSince1970: 0), timeZone: .gmt)
+        #expect(meal?.foods.count == 1)
+        #expect(meal?.foods.first?.photoHash == "abc")
+        #expect(meal?.foods.first?.nutrients.kcal == 105)  // 89 × 1.18 = 105.0
+        #expect(meal?.photo.timeSource == "file_time")
+        r.unknown = true
+        #expect(r.mealInput(fileModified: Date(), timeZone: .gmt) == nil)
+    }
+}
+
+@Suite struct BatchRunnerTests {
+    /// Decode-only batch over real files: order kept, each bad file reported, every good one processed.
+    @Test func decodeOnlyBatchKeepsOrderAndReportsBadFiles() async throws {
+        let dir = TestPaths.makeTempDirectory("batch")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let samples = try FileManager.default.contentsOfDirectory(atPath: TestPaths.repoRoot + "/samples").filter { $0.hasSuffix(".jpg") }.sorted()
+        var paths: [String] = []
+        for (i, name) in samples.enumerated() {
+            let dst = dir + "/\(i)-\(name)"
+            try FileManager.default.copyItem(atPath: TestPaths.repoRoot + "/samples/" + name, toPath: dst)
+            paths.append(dst)
+            if i == 2 {
+                let bad = dir + "/\(i)-truncated.jpg"
+                let bytes = TestPaths.read(dst)
+                try Data(bytes.prefix(bytes.count / 3)).write(to: URL(fileURLWithPath: bad))
+                paths.append(bad)
+            }
+        }
+        paths.append(dir + "/missing.jpg")
+        let runner = BatchRunner(analyzers: [], decoder: PhotoDecoder(), journal: nil, options: .init(settings: "t", chunkPerWorker: 1))
+        var seen: [String] = []
+        let summary = await runner.run(paths: paths, workers: 2, onItem: { seen.append($0.result.file) })
+        #expect(seen == paths)
+        #expect(summary.files == paths.count)
+        #expect(summary.failed == 2)
+        #expect(summary.succeeded == samples.count)
+    }
+
+    @Test func stopRequestEndsBetweenChunks() async {
+        let paths = (0..<10).map { "/nonexistent/\($0).jpg" }
+        let runner = BatchRunner(analyzers: [], decoder: PhotoDecoder(), journal: nil, options: .init(settings: "t", chunkPerWorker: 1))
+        var n = 0
+        let summary = await runner.run(paths: paths, workers: 2, onItem: { _ in n += 1 }, shouldStop: { n >= 4 })
+        #expect(summary.files == 4)
+    }
+
+    @Test func settingsKeyChangesWithDecodeOptions() {
+        let models = TestPaths.repoRoot + "/models", nutrition = TestPaths.repoRoot + "/nutrition-db"
+        let a = BatchSettings.key(modelsDirectory: models, nutritionDirectory: nutrition, userDataDirectory: "/nonexistent", decodeSize: 224, acceptDamaged: false)
+        let b = BatchSettings.key(modelsDirectory: models, nutritionDirectory: nutrition, userDataDirectory: "/nonexistent", decodeSize: 448, acceptDamaged: false)
+        let c = BatchSettings.key(modelsDirectory: models, nutritionDirectory: nutrition, userDataDirectory: "/nonexistent", decodeSize: 224, acceptDamaged: false)
+        #expect(a != b)
+        #expect(a == c)
+    }
+}

@@ -1,0 +1,179 @@
+import FoodCore
+import FoodMomentTestSupport
+import FoodVision
+import Foundation
+import ImageCodecs
+import Nutrition
+import FoodMoment
+import FoodRecognition
+import FoodTraining
+import Testing
+
+/// One recognizer over the committed models (EfficientNet-Lite0 + the trained food head), shared by the tests.
+let sharedRecognizer: FoodRecognizer? = {
+    let models = TestPaths.repoRoot + "/models"
+    let db = try? NutritionDatabase.load(directory: URL(fileURLWithPath: TestPaths.repoRoot + "/nutrition-db"))
+    return try? FoodRecognizer.load(modelsDirectory: models, userDataDirectory: nil, displays: MealAnalyzer.displays(from: db))
+}()
+
+func decodeSample(_ name: String) throws -> RGBImage {
+    try ImageDecoder.decodeFile(atPath: TestPaths.repoRoot + "/samples/" + name, options: DecodeOptions(minShortSide: 224)).image
+}
+
+@Suite("Stage 1 on the bundled model", .serialized)
+struct RecognitionTests {
+    @Test func modelLoads() {
+        #expect(sharedRecognizer != nil, "models/efficientnet-lite0 and models/food-head must load")
+    }
+
+    @Test func bananaIsBanana() throws {
+        let r = try #require(sharedRecognizer)
+        let rec = try r.recognize(try decodeSample("banana.jpg"))
+        #expect(!rec.unknown)
+        let first = try #require(rec.foods.first)
+        #expect(first.label == "banana")
+        #expect(first.name == "Banana" && first.nameZh == "香蕉" && !first.emoji.isEmpty && first.color.hasPrefix("#"))
+        #expect(first.gramsSource == "default_portion" && first.grams == 118)
+        let b = first.box
+        #expect(b.x >= 0 && b.y >= 0 && b.w > 0 && b.h > 0 && b.x + b.w <= 1.0001 && b.y + b.h <= 1.0001)
+    }
+
+    @Test func noiseAndFlatColoursAreNotFood() throws {
+        let r = try #require(sharedRecognizer)
+        var rng = SplitMix64(seed: 3)
+        var noise = RGBImage(width: 256, height: 256)
+        for i in noise.pixels.indices { noise.pixels[i] = UInt8(truncatingIfNeeded: rng.next()) }
+        #expect(try r.recognize(noise).unknown)
+        #expect(try r.recognize(RGBImage(width: 200, height: 150, fill: (40, 90, 200))).unknown)
+    }
+
+    @Test func aThaliGivesSeveralFoodsWithBoxes() throws {
+        let r = try #require(sharedRecognizer)
+        let rec = try r.recognize(try decodeSample("thali-2.jpg"))
+        #expect(rec.foods.count >= 2)
+        #expect(rec.foods.allSatisfy { $0.gramsSource == "box_area" && $0.grams > 0 })
+        // The issue's example: rice, curry and roti come back as foods with their own boxes.
+        #expect(Set(rec.foods.map(\.label)).isSuperset(of: ["rice_dish", "curry_dish", "bread_or_roti_naan"]), "\(rec.foods.map(\.label))")
+        for (i, a) in rec.foods.enumerated() {
+            for b in rec.foods[(i + 1)...] where a.label == b.label {
+                #expect(a.box.iou(b.box) <= 0.5, "two \(a.label) boxes overlap: NMS keeps one")
+            }
+        }
+    }
+
+    @Test func orientationDoesNotChangeTheAnswer() throws {
+        let r = try #require(sharedRecognizer)
+        let upright = try decodeSample("orange.jpg")
+        let stored = upright.applying(.left)  // what a phone would store for orientation 6
+        let jpeg = try ImageEncoder.png(stored)
+        var bytes = jpeg
+        // Insert an eXIf chunk with orientation 6 right after IHDR.
+        let tiff: [UInt8] = [0x4D, 0x4D, 0, 0x2A, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0, 0, 0]
+        var chunk: [UInt8] = [0, 0, 0, UInt8(tiff.count)] + Array("eXIf".utf8) + tiff
+        chunk += crc(Array(chunk[4...]))
+        bytes.insert(contentsOf: chunk, at: 33)
+        let decoded = try ImageDecoder.decode(bytes)
+        #expect(decoded.exif.orientation == .right)
+        #expect(decoded.image == upright)
+        #expect(try r.recognize(decoded.image).foods.first?.label == r.recognize(upright).foods.first?.label)
+    }
+
+    func crc(_ data: [UInt8]) -> [UInt8] {
+        var c: UInt32 = 0xFFFF_FFFF
+        for b in data { c ^= UInt32(b); for _ in 0..<8 { c = (c & 1) != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 } }
+        c ^= 0xFFFF_FFFF
+        return [UInt8(c >> 24), UInt8((c >> 16) & 0xFF), UInt8((c >> 8) & 0xFF), UInt8(c & 0xFF)]
+    }
+}
+
+@Suite("Training and learning on generated photos")
+struct TrainingTests {
+    /// Two visually distinct generated "foods" (TestSupport): warm blobs (0) and cool stripes (1).
+    static func photo(_ kind: Int, seed: UInt64) -> RGBImage {
+        kind == 0 ? GeneratedPhotos.blob(seed: seed) : GeneratedPhotos.stripes(seed: seed)
+    }
+
+    @Test func headTrainedOnBackboneEmbeddingsSeparatesGeneratedClasses() throws {
+        let r = try #require(sharedRecognizer)
+        // The backbone's own embedding (photo + mirror), as `train` and `learn` use it; `embed` gives the fine-tuned
+        // food top's embedding, which is specialised to the food labels.
+        func embed(_ image: RGBImage) throws -> [Float] {
+            let outs = try r.backbone.forward(FoodRecognizer.preprocessWithMirror(image))
+            return zip(outs[0].embedding, outs[1].embedding).map { ($0 + $1) / 2 }
+        }
+        var xs: [[Float]] = [], ys: [Int] = []
+        for i in 0..<8 {
+            for k in 0..<2 { xs.append(try embed(Self.photo(k, seed: UInt64(i * 2 + k)))); ys.append(k) }
+        }
+        let head = try SoftmaxHead.train(embeddings: xs, labels: ys, classes: ["blob", "stripes"], holdOutFraction: 0.25, maxEpochs: 60)
+        for i in 100..<104 {
+            #expect(try head.predict(try embed(Self.photo(0, seed: UInt64(i)))).first?.label == "blob")
+            #expect(try head.predict(try embed(Self.photo(1, seed: UInt64(i)))).first?.label == "stripes")
+        }
+    }
+
+    @Test func learnedFoodIsRecognisedLater() throws {
+        let base = try #require(sharedRecognizer)
+        let recognizer = FoodRecognizer(backbone: base.backbone, head: base.head, calibration: base.calibration, displays: base.displays)
+        let examples = try (0..<3).map { try recognizer.embed(Self.photo(1, seed: UInt64(200 + $0))).embedding }
+        let matcher = try recognizer.learn(label: "my_stripes", embeddings: examples)
+        #expect(matcher.labels == ["my_stripes"])
+        let rec = try recognizer.recognize(Self.photo(1, seed: 300))
+        #expect(rec.foods.first?.label == "my_stripes")
+        #expect(rec.foods.first?.source == "learned")
+    }
+}
+
+@Suite("Detection scoring and grams")
+struct DetectionMathTests {
+    @Test func gramsFromPortionAndBox() {
+        #expect(GramsEstimator.estimate(portionGrams: 118, box: .whole, multipleFoods: false) == (118, "default_portion"))
+        let (g, src) = GramsEstimator.estimate(portionGrams: 100, box: NormalizedBox(x: 0, y: 0, w: 0.5, h: 0.8), multipleFoods: true)
+        #expect(src == "box_area" && g == 200)
+        #expect(GramsEstimator.estimate(portionGrams: 100, box: NormalizedBox(x: 0, y: 0, w: 0.1, h: 0.1), multipleFoods: true).0 == 40)
+    }
+
+    @Test func heldOutGroupsAreStable() {
+        let groups = (0..<300).map { "group-\($0)" }
+        let held = groups.filter(DetectionRecord.isHeldOut)
+        #expect(held.count > 60 && held.count < 140)
+        #expect(held == groups.filter(DetectionRecord.isHeldOut))
+    }
+
+    @Test func foodContextMassIsAShareOfTheSoftmax() {
+        var logits = [Float](repeating: 0, count: 1000)
+        #expect(abs(FoodContext.mass(logits: logits) - Float(FoodContext.imagenetIndices.count) / 1000) < 1e-4)
+        logits[954] = 20 // banana
+        #expect(FoodContext.mass(logits: logits) > 0.99)
+        logits[954] = 0; logits[508] = 20 // computer keyboard
+        #expect(FoodContext.mass(logits: logits) < 0.01)
+    }
+}
+
+@Suite("Average precision")
+struct AveragePrecisionTests {
+    func box(_ x: Double) -> NormalizedBox { NormalizedBox(x: x, y: 0, w: 0.2, h: 0.2) }
+
+    @Test func handComputedCases() {
+        // Two truths in one image; predictions: hit (0.9), miss (0.8), hit (0.7).
+        // precision 1, 1/2, 2/3 at recall 1/2, 1/2, 1 -> envelope 1, 2/3, 2/3 -> AP = 0.5*1 + 0.5*2/3.
+        let truths = [[box(0), box(0.5)]]
+        let preds = [(0, 0.9, box(0)), (0, 0.8, box(0.25)), (0, 0.7, box(0.5))]
+        #expect(abs(DetectionEvaluator.averagePrecision(predictions: preds, truths: truths) - (0.5 + 1.0 / 3)) < 1e-9)
+        // A duplicate detection of the same truth is a false positive.
+        #expect(abs(DetectionEvaluator.averagePrecision(predictions: [(0, 0.9, box(0)), (0, 0.8, box(0))], truths: [[box(0)]]) - 1) < 1e-9)
+        #expect(DetectionEvaluator.averagePrecision(predictions: [], truths: [[box(0)]]) == 0)
+    }
+}
+
+@Suite("Every label of the model maps to a food")
+struct LabelMappingTests {
+    @Test func headClassesHaveNutritionAndDisplay() throws {
+        let r = try #require(sharedRecognizer)
+        let db = try NutritionDatabase.load(directory: URL(fileURLWithPath: TestPaths.repoRoot + "/nutrition-db"))
+        for label in r.head.classes {
+            #expect(db.label(label) != nil, "\(label) has no entry in nutrition-db/labels.json")
+            #expect(db.food(forLabel: label) != nil, "\(label) maps to no food in the tables")
+        }
+    }
+}
