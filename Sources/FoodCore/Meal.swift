@@ -9,6 +9,32 @@ public enum MealType: String, Sendable, Codable, CaseIterable, Comparable {
     }
 }
 
+/// Where a food's grams came from.
+public enum GramsSource: String, Sendable, Codable, Hashable, CaseIterable {
+    /// The label's household portion (one food alone in the photo).
+    case defaultPortion = "default_portion"
+    /// The portion scaled by the food's share of a shared plate.
+    case boxArea = "box_area"
+    /// The box's area at the scale of a coin found in the photo.
+    case referenceObject = "reference_object"
+    /// The optional LLM refinement's estimate.
+    case llm
+    /// Typed or edited by the user.
+    case user
+}
+
+/// Who named a food.
+public enum FoodOrigin: String, Sendable, Codable, Hashable, CaseIterable {
+    /// The on-device food head / cell detector.
+    case model
+    /// A food the user taught with `foodmoment learn`.
+    case learned
+    /// The optional LLM refinement.
+    case llm
+    /// Added or renamed by the user.
+    case user
+}
+
 /// Energy and macronutrients. Per item these are for the item's grams; per meal they are sums.
 public struct Macros: Sendable, Codable, Equatable, Hashable {
     public var kcal: Double
@@ -56,10 +82,9 @@ public struct MealFood: Sendable, Codable, Equatable, Hashable {
     /// Where in the photo (nil for foods added by hand).
     public var box: NormalizedBox?
     public var grams: Double
-    /// `default_portion`, `box_area`, `reference_object`, `llm`, `user`.
-    public var gramsSource: String
-    /// Who named the food: `model`, `learned`, `llm`, `user`.
-    public var source: String
+    public var gramsSource: GramsSource
+    /// Who named the food.
+    public var source: FoodOrigin
     /// The nutrition table food the numbers come from (nil when the label maps to none).
     public var foodId: String?
     public var provenance: String?
@@ -71,7 +96,7 @@ public struct MealFood: Sendable, Codable, Equatable, Hashable {
     public var photoHash: String?
 
     public init(label: String, name: String, nameZh: String = "", emoji: String = "🍽️", confidence: Double = 1,
-                box: NormalizedBox? = nil, grams: Double, gramsSource: String, source: String,
+                box: NormalizedBox? = nil, grams: Double, gramsSource: GramsSource, source: FoodOrigin,
                 foodId: String? = nil, provenance: String? = nil, per100g: Macros? = nil, photoHash: String? = nil) {
         self.label = label; self.name = name; self.nameZh = nameZh; self.emoji = emoji; self.confidence = confidence
         self.box = box; self.grams = grams; self.gramsSource = gramsSource; self.source = source
@@ -80,7 +105,7 @@ public struct MealFood: Sendable, Codable, Equatable, Hashable {
     }
 
     /// Changes the grams (by hand) and recomputes the nutrients from the per-100 g values.
-    public mutating func setGrams(_ newGrams: Double, source: String = "user") {
+    public mutating func setGrams(_ newGrams: Double, source: GramsSource = .user) {
         grams = newGrams
         gramsSource = source
         nutrients = per100g.map { $0.scaled(by: newGrams / 100).rounded } ?? .zero

@@ -114,12 +114,7 @@ extension PhotoResult {
         guard succeeded, let hash = photoHash, let foods, !foods.isEmpty, unknown != true else { return nil }
         let time = MealTime.resolve(dateTimeOriginal: decode?.dateTimeOriginal, offsetTimeOriginal: decode?.offsetTimeOriginal,
                                     fileModified: fileModified, timeZone: timeZone)
-        let items = foods.map { f in
-            MealFood(label: f.food.label, name: f.food.name, nameZh: f.food.nameZh, emoji: f.food.emoji,
-                     confidence: f.food.confidence, box: f.food.box, grams: f.food.grams, gramsSource: f.food.gramsSource,
-                     source: f.food.source, foodId: f.nutrition?.foodId, provenance: f.nutrition?.provenance,
-                     per100g: f.nutrition?.per100g, photoHash: hash)
-        }
+        let items = foods.map { MealFood($0, photoHash: hash) }
         let summary = foods.map { String(format: "%@ %.2f", $0.food.label, $0.food.confidence) }.joined(separator: ", ")
         return PhotoMealInput(photo: MealPhoto(hash: hash, path: file, takenAt: time.date, timeSource: time.source),
                               foods: items, analysis: "On-device recognition: \(summary)", utcOffsetSeconds: time.utcOffsetSeconds)
@@ -141,7 +136,7 @@ public enum ResultCSV {
             let d = f.food, n = f.nutrition
             func num(_ v: Double?, _ fmt: String = "%.1f") -> String { v.map { String(format: fmt, $0) } ?? "" }
             return line(base + [d.label, d.name, d.nameZh, num(d.confidence, "%.3f"), num(d.box.x, "%.4f"), num(d.box.y, "%.4f"),
-                                num(d.box.w, "%.4f"), num(d.box.h, "%.4f"), num(d.grams, "%.0f"), d.gramsSource, n?.foodId ?? "",
+                                num(d.box.w, "%.4f"), num(d.box.h, "%.4f"), num(d.grams, "%.0f"), d.gramsSource.rawValue, n?.foodId ?? "",
                                 num(n?.kcal, "%.0f"), num(n?.proteinG), num(n?.carbsG), num(n?.fatG), num(n?.fiberG)])
         }
     }

@@ -3,7 +3,59 @@ public import FoodCore
 import FoodVision
 public import ImageCodecs
 public import Nutrition
-import Foundation
+public import Foundation
+
+/// How a label is shown (from `nutrition-db/labels.json`): names in English and Chinese, emoji, colour, portion.
+public struct LabelDisplay: Sendable, Codable, Equatable {
+    public var name: String
+    public var nameZh: String
+    public var emoji: String
+    public var color: String
+    public var portionGrams: Double
+    public var portion: String
+
+    public init(name: String, nameZh: String, emoji: String, color: String, portionGrams: Double, portion: String) {
+        self.name = name; self.nameZh = nameZh; self.emoji = emoji; self.color = color
+        self.portionGrams = portionGrams; self.portion = portion
+    }
+
+    /// For labels with no entry (e.g. a food the user taught with `learn`).
+    public static func fallback(_ label: String) -> LabelDisplay {
+        LabelDisplay(name: label.replacingOccurrences(of: "_", with: " ").capitalized, nameZh: "", emoji: "🍽️",
+                     color: "#888888", portionGrams: PortionTable.fallbackGrams, portion: "1 portion (assumed), 150 g")
+    }
+}
+
+/// One food of a photo as a person sees it: what stage 1 (or the LLM) found, with the label's names, emoji and colour.
+public struct DetectedFood: Sendable, Codable, Equatable {
+    public var label: String
+    public var name: String
+    public var nameZh: String
+    public var emoji: String
+    public var color: String
+    public var confidence: Double
+    public var box: NormalizedBox
+    public var grams: Double
+    public var gramsSource: GramsSource
+    public var source: FoodOrigin
+
+    public init(label: String, name: String, nameZh: String, emoji: String, color: String, confidence: Double,
+                box: NormalizedBox, grams: Double, gramsSource: GramsSource, source: FoodOrigin) {
+        self.label = label; self.name = name; self.nameZh = nameZh; self.emoji = emoji; self.color = color
+        self.confidence = confidence; self.box = box; self.grams = grams; self.gramsSource = gramsSource; self.source = source
+    }
+
+    /// A recognised food with its label's display data.
+    public init(_ food: RecognizedFood, display d: LabelDisplay) {
+        self.init(label: food.label, name: d.name, nameZh: d.nameZh, emoji: d.emoji, color: d.color, confidence: food.confidence,
+                  box: food.box, grams: food.grams, gramsSource: food.gramsSource, source: food.source)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case label, name, emoji, color, confidence, box, grams, source
+        case nameZh = "name_zh", gramsSource = "grams_source"
+    }
+}
 
 /// Nutrition for one detected food: per-100 g table values × grams, with provenance.
 public struct FoodNutrition: Sendable, Codable, Equatable {
@@ -53,11 +105,33 @@ public final class MealAnalyzer: @unchecked Sendable {
     public let decoder: PhotoDecoder
     public let recognizer: FoodRecognizer
     public let nutrition: NutritionDatabase?
+    /// Names, emoji and colours per label, from the nutrition database's labels.
+    public let displays: [String: LabelDisplay]
 
     public init(decoder: PhotoDecoder, recognizer: FoodRecognizer, nutrition: NutritionDatabase?) {
         self.decoder = decoder
         self.recognizer = recognizer
         self.nutrition = nutrition
+        self.displays = Self.displays(from: nutrition)
+    }
+
+    /// The bundled pipeline: the models in `modelsDirectory` (default: `models/` found beside the executable or via
+    /// FOODMOMENT_MODELS), the nutrition tables in `nutritionDirectory` (default: `nutrition-db/`, or
+    /// FOODMOMENT_NUTRITION_DB; without them foods come back without nutrients) and the user's learned foods.
+    public static func load(modelsDirectory: String? = nil, nutritionDirectory: URL? = nil,
+                            userDataDirectory: String? = ResourceLocator.userDataDirectory(),
+                            decoder: PhotoDecoder = PhotoDecoder()) throws -> MealAnalyzer {
+        let nutrition = try? NutritionDatabase.load(directory: nutritionDirectory ?? NutritionDatabase.defaultDirectory())
+        let recognizer = try FoodRecognizer.load(modelsDirectory: modelsDirectory ?? ResourceLocator.modelsDirectory(),
+                                                 userDataDirectory: userDataDirectory, portions: portions(from: nutrition))
+        return MealAnalyzer(decoder: decoder, recognizer: recognizer, nutrition: nutrition)
+    }
+
+    public func display(_ label: String) -> LabelDisplay { displays[label] ?? .fallback(label) }
+
+    /// Each label's household portion, the base of stage 1's grams.
+    public static func portions(from db: NutritionDatabase?) -> PortionTable {
+        PortionTable(grams: (db?.labels ?? [:]).mapValues(\.portionGrams))
     }
 
     /// Label display data (names, emoji, colour, portion) from the nutrition database's labels.
@@ -88,7 +162,11 @@ public final class MealAnalyzer: @unchecked Sendable {
         case .success(let (decoded, summary)):
             do {
                 let recognition = try recognizer.recognize(decoded.image)
-                let foods = recognition.foods.map { AnalyzedFood(food: $0, nutrition: nutritionFor($0)) }
+                // The one nutrition join: names, emoji and colour, then nutrients for the grams stage 1 estimated.
+                let foods = recognition.foods.map { found in
+                    let food = DetectedFood(found, display: display(found.label))
+                    return AnalyzedFood(food: food, nutrition: nutritionFor(food))
+                }
                 var result = PhotoResult(file: path, decode: summary)
                 result.photoHash = file.sha256
                 result.foods = foods
@@ -127,5 +205,15 @@ public final class MealAnalyzer: @unchecked Sendable {
                                     carbsG: per100[.carbohydrate] ?? 0, fatG: per100[.fat] ?? 0, fiberG: per100[.fiber] ?? 0)
         }
         return result
+    }
+}
+
+extension MealFood {
+    /// A photo's food as a diary entry (the nutrients follow from the per-100 g values and the grams).
+    public init(_ f: AnalyzedFood, photoHash: String?) {
+        self.init(label: f.food.label, name: f.food.name, nameZh: f.food.nameZh, emoji: f.food.emoji,
+                  confidence: f.food.confidence, box: f.food.box, grams: f.food.grams, gramsSource: f.food.gramsSource,
+                  source: f.food.source, foodId: f.nutrition?.foodId, provenance: f.nutrition?.provenance,
+                  per100g: f.nutrition?.per100g, photoHash: photoHash)
     }
 }

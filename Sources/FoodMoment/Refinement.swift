@@ -184,11 +184,11 @@ public final class PhotoRefiner: Sendable {
         for (i, s) in stage1.enumerated() {
             guard let (j, names) = matched[i] else { dropped.append(summary(s.food)); continue }
             let l = answer[j]
-            if names || s.food.source == "learned" || s.food.source == "user" {
+            if names || s.food.source == .learned || s.food.source == .user {
                 var f = s.food
                 f.grams = (l.grams * 10).rounded() / 10
-                f.gramsSource = "llm"
-                if s.food.source == "user" && s.food.gramsSource == "user" { f.grams = s.food.grams; f.gramsSource = "user" }
+                f.gramsSource = .llm
+                if s.food.source == .user && s.food.gramsSource == .user { f.grams = s.food.grams; f.gramsSource = .user }
                 foods.append(AnalyzedFood(food: f, nutrition: nutritionFor(f, label: f.label, db: nutrition, fallbackName: l.name)))
             } else {
                 let f = detected(l, nutrition: nutrition)
@@ -251,7 +251,7 @@ public final class PhotoRefiner: Sendable {
         }
         let food = DetectedFood(label: label, name: l.name, nameZh: l.nameZh.isEmpty ? display.nameZh : l.nameZh, emoji: display.emoji,
                                 color: display.color, confidence: (l.confidence * 1000).rounded() / 1000, box: l.box,
-                                grams: (l.grams * 10).rounded() / 10, gramsSource: "llm", source: "llm")
+                                grams: (l.grams * 10).rounded() / 10, gramsSource: .llm, source: .llm)
         return (food, table.flatMap { facts(for: $0, grams: food.grams, db: db) })
     }
 

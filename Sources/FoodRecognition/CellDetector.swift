@@ -216,7 +216,7 @@ public struct CellDetector: Sendable {
         do {
             return try CellDetector(model: JSONDecoder().decode(CellHeadModel.self, from: data))
         } catch {
-            throw FoodVisionError.invalidInput(reason: "cannot read \(path): \(error); retrain it with `foodmoment train-cells`")
+            throw FoodVisionError.invalidInput(reason: "cannot read \(path): \(error); retrain it with `foodmoment dev train-cells`")
         }
     }
 

@@ -2,58 +2,43 @@ public import FoodCore
 public import FoodVision
 import Foundation
 
-/// Display metadata for a recognition label (from `nutrition-db/labels.json`).
-public struct LabelDisplay: Sendable, Codable, Equatable {
-    public var name: String
-    public var nameZh: String
-    public var emoji: String
-    public var color: String
-    public var portionGrams: Double
-    public var portion: String
-
-    public init(name: String, nameZh: String, emoji: String, color: String, portionGrams: Double, portion: String) {
-        self.name = name; self.nameZh = nameZh; self.emoji = emoji; self.color = color
-        self.portionGrams = portionGrams; self.portion = portion
-    }
-
+/// Household portion grams per label: what one food alone in a photo weighs (`nutrition-db/labels.json` gives
+/// them; portioning scales them by the food's share of a plate or a coin's scale).
+public struct PortionTable: Sendable, Equatable {
+    public var grams: [String: Double]
     /// For labels with no entry (e.g. a food the user taught with `learn`).
-    public static func fallback(_ label: String) -> LabelDisplay {
-        LabelDisplay(name: label.replacingOccurrences(of: "_", with: " ").capitalized, nameZh: "", emoji: "🍽️",
-                     color: "#888888", portionGrams: 150, portion: "1 portion (assumed), 150 g")
-    }
+    public static let fallbackGrams: Double = 150
+
+    public init(grams: [String: Double] = [:]) { self.grams = grams }
+
+    public func grams(for label: String) -> Double { grams[label] ?? Self.fallbackGrams }
 }
 
-/// One food found in a photo.
-public struct DetectedFood: Sendable, Codable, Equatable {
+/// One food found in a photo: what stage 1 knows (label, where, how sure, how much). Names, emoji and nutrients
+/// are joined on later from the nutrition tables.
+public struct RecognizedFood: Sendable, Codable, Equatable {
     public var label: String
-    public var name: String
-    public var nameZh: String
-    public var emoji: String
-    public var color: String
     public var confidence: Double
     public var box: NormalizedBox
     public var grams: Double
-    /// Where the grams came from: `default_portion` (the label's household portion), `box_area` (portion scaled by
-    /// the food's share of the plate), `reference_object` (the box's area at the scale of a coin in the photo), `user`.
-    public var gramsSource: String
-    /// `model` (the food head), `learned` (a food the user taught with `foodmoment learn`).
-    public var source: String
+    public var gramsSource: GramsSource
+    public var source: FoodOrigin
 
-    public init(label: String, name: String, nameZh: String, emoji: String, color: String, confidence: Double,
-                box: NormalizedBox, grams: Double, gramsSource: String, source: String) {
-        self.label = label; self.name = name; self.nameZh = nameZh; self.emoji = emoji; self.color = color
-        self.confidence = confidence; self.box = box; self.grams = grams; self.gramsSource = gramsSource; self.source = source
+    public init(label: String, confidence: Double, box: NormalizedBox, grams: Double, gramsSource: GramsSource,
+                source: FoodOrigin) {
+        self.label = label; self.confidence = confidence; self.box = box; self.grams = grams
+        self.gramsSource = gramsSource; self.source = source
     }
 
     enum CodingKeys: String, CodingKey {
-        case label, name, emoji, color, confidence, box, grams, source
-        case nameZh = "name_zh", gramsSource = "grams_source"
+        case label, confidence, box, grams, source
+        case gramsSource = "grams_source"
     }
 }
 
 /// Stage 1 for one photo.
 public struct Recognition: Sendable, Codable, Equatable {
-    public var foods: [DetectedFood]
+    public var foods: [RecognizedFood]
     /// True when the photo was judged not to show a known food (nothing forced onto a label).
     public var unknown: Bool
     /// The head's five best labels for the whole photo.
@@ -64,7 +49,7 @@ public struct Recognition: Sendable, Codable, Equatable {
     public var reference: ReferenceObject?
 }
 
-/// Thresholds chosen by `foodmoment calibrate` on dev photos and non-food photos (see README).
+/// Thresholds chosen by `foodmoment dev calibrate` on dev photos and non-food photos (see README).
 public struct RecognitionCalibration: Sendable, Codable, Equatable {
     /// A photo whose best head probability is below this is "unknown / not food".
     public var unknownThreshold: Float = 0.35
@@ -175,7 +160,8 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// The per-cell food detector (`models/food-head/cell-head.json`); nil = boxes from class activation maps.
     public let cellDetector: CellDetector?
     public let calibration: RecognitionCalibration
-    public let displays: [String: LabelDisplay]
+    /// Household portions per label, the base of every grams estimate.
+    public let portions: PortionTable
     /// The head with the feature standardisation `(x - mean) * scale` folded in (logit_c(x) = Σ_k w'[c,k]·x_k + b'_c),
     /// as a 1×1 convolution that gives every cell of a feature map its logits.
     private let cellHead: PointwiseConv2D
@@ -183,7 +169,7 @@ public final class FoodRecognizer: @unchecked Sendable {
     public static let inputSize = 224
 
     public init(backbone: EfficientNetLite0, head: SoftmaxHead, matcher: PrototypeMatcher? = nil,
-                calibration: RecognitionCalibration = .init(), displays: [String: LabelDisplay] = [:],
+                calibration: RecognitionCalibration = .init(), portions: PortionTable = .init(),
                 coinFinder: CoinFinder? = nil, cellDetector: CellDetector? = nil, foodTop: FoodTop? = nil) {
         self.backbone = backbone
         self.foodTop = foodTop
@@ -191,7 +177,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         self.cellDetector = cellDetector
         self.head = head
         self.calibration = calibration
-        self.displays = displays
+        self.portions = portions
         var m = matcher ?? PrototypeMatcher(dimension: head.dimension, threshold: calibration.matcherThreshold)
         m.threshold = calibration.matcherThreshold
         self.matcher = m
@@ -211,7 +197,7 @@ public final class FoodRecognizer: @unchecked Sendable {
 
     /// Loads `models/efficientnet-lite0`, `models/food-head/head.json` (+ `calibration.json`) and the user's
     /// learned foods (`<user data>/learned-foods.json`) when present.
-    public static func load(modelsDirectory: String, userDataDirectory: String?, displays: [String: LabelDisplay]) throws -> FoodRecognizer {
+    public static func load(modelsDirectory: String, userDataDirectory: String?, portions: PortionTable) throws -> FoodRecognizer {
         let backbone = try EfficientNetLite0(modelDirectory: modelsDirectory + "/efficientnet-lite0")
         let head = try SoftmaxHead.load(from: modelsDirectory + "/food-head/head.json")
         var calibration = RecognitionCalibration()
@@ -225,18 +211,17 @@ public final class FoodRecognizer: @unchecked Sendable {
         }
         let topDirectory = modelsDirectory + "/food-head"
         let foodTop = FoodTop.exists(in: topDirectory) ? try FoodTop.load(directory: topDirectory) : nil
-        return FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, displays: displays,
+        return FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, portions: portions,
                               coinFinder: try CoinFinder.load(modelsDirectory: modelsDirectory),
                               cellDetector: try CellDetector.load(modelsDirectory: modelsDirectory), foodTop: foodTop)
     }
 
     /// The same models with another calibration (pass structure, localiser) and, optionally, another cell detector.
     public func with(calibration: RecognitionCalibration, cellDetector: CellDetector?? = nil) -> FoodRecognizer {
-        FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, displays: displays,
+        FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, portions: portions,
                        coinFinder: coinFinder, cellDetector: cellDetector ?? self.cellDetector, foodTop: foodTop)
     }
 
-    public func display(_ label: String) -> LabelDisplay { displays[label] ?? .fallback(label) }
 
     /// The whole photo as the network sees it.
     public static func preprocess(_ image: RGBImage) -> FloatImage {
@@ -378,14 +363,12 @@ public final class FoodRecognizer: @unchecked Sendable {
         lap("head")
         let reference = coinFinder?.find(in: image, featureMap: map)
         lap("reference")
-        var foods: [DetectedFood] = []
+        var foods: [RecognizedFood] = []
         var unknown = false
         if let learned, let label = learned.label, learned.similarity >= calibration.matcherThreshold,
            top.first.map({ $0.probability < 0.9 }) ?? true {
-            let d = display(label)
-            foods = [DetectedFood(label: label, name: d.name, nameZh: d.nameZh, emoji: d.emoji, color: d.color,
-                                  confidence: Double(learned.similarity), box: .whole, grams: d.portionGrams,
-                                  gramsSource: "default_portion", source: "learned")]
+            foods = [RecognizedFood(label: label, confidence: Double(learned.similarity), box: .whole,
+                                    grams: portions.grams(for: label), gramsSource: .defaultPortion, source: .learned)]
         } else if foodMass >= calibration.foodContextThreshold {
             // A confident whole-photo label, or (a shared plate) confident regions of the map.
             let confident = (top.first?.probability ?? 0) >= calibration.unknownThreshold
@@ -410,7 +393,7 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// probability of the label (`globalWeight`). When the whole-photo head is sure of a food the cell head has no
     /// class for (it knows only the detection sets' labels), the regions become that one food.
     func detectCells(_ detector: CellDetector, map: FloatImage, global: [LabelScore], reference: ReferenceObject?,
-                     imageSize: (width: Int, height: Int)) -> [DetectedFood] {
+                     imageSize: (width: Int, height: Int)) -> [RecognizedFood] {
         let probabilities = detector.probabilities(map)
         var found = detector.detect(probabilities: probabilities, width: map.width, height: map.height)
         if let coin = reference?.box {
@@ -461,13 +444,11 @@ public final class FoodRecognizer: @unchecked Sendable {
             items = [(best.label, Double(best.probability), all)]
         }
         return items.map { item in
-            let disp = display(item.label)
-            let (grams, source) = GramsEstimator.estimate(label: item.label, portionGrams: disp.portionGrams, box: item.box,
+            let (grams, source) = GramsEstimator.estimate(label: item.label, portionGrams: portions.grams(for: item.label), box: item.box,
                                                           multipleFoods: items.count > 1, reference: reference,
                                                           scaleModel: coinFinder?.model, imageSize: imageSize)
-            return DetectedFood(label: item.label, name: disp.name, nameZh: disp.nameZh, emoji: disp.emoji, color: disp.color,
-                                confidence: (item.confidence * 1000).rounded() / 1000, box: item.box.clipped,
-                                grams: grams, gramsSource: source, source: "model")
+            return RecognizedFood(label: item.label, confidence: (item.confidence * 1000).rounded() / 1000, box: item.box.clipped,
+                                  grams: grams, gramsSource: source, source: .model)
         }.sorted { $0.confidence > $1.confidence }
     }
 
@@ -476,7 +457,7 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// cell goes to the candidate with the highest normalised activation, and a label's box is the bounding box of
     /// its largest connected region above `cellThreshold` of its activation range.
     func localise(map: FloatImage, global: [LabelScore], includeBest: Bool = true, reference: ReferenceObject? = nil,
-                  imageSize: (width: Int, height: Int) = (1, 1)) -> [DetectedFood] {
+                  imageSize: (width: Int, height: Int) = (1, 1)) -> [RecognizedFood] {
         let gh = map.height, gw = map.width, d = map.channels, c = head.classes.count
         let cells = gh * gw
         // Per-cell logits for every class: the folded head as a 1×1 convolution over the map (the runtime's GEMM).
@@ -541,7 +522,7 @@ public final class FoodRecognizer: @unchecked Sendable {
             for k in maps.indices where maps[k][p] >= bestValue { best = k; bestValue = maps[k][p] }
             owner[p] = best
         }
-        var foods: [DetectedFood] = []
+        var foods: [RecognizedFood] = []
         var seen = [Bool](repeating: false, count: fh * fw)
         var largest = [[Int]](repeating: [], count: maps.count)
         for start in 0..<(fh * fw) where owner[start] >= 0 && !seen[start] {
@@ -577,13 +558,11 @@ public final class FoodRecognizer: @unchecked Sendable {
             let box = NormalizedBox(x: Double(xs.min()!) / Double(fw), y: Double(ys.min()!) / Double(fh),
                                     w: Double(xs.max()! - xs.min()! + 1) / Double(fw), h: Double(ys.max()! - ys.min()! + 1) / Double(fh))
             let label = head.classes[candidates[k].index]
-            let disp = display(label)
-            let (grams, source) = GramsEstimator.estimate(label: label, portionGrams: disp.portionGrams, box: box,
+            let (grams, source) = GramsEstimator.estimate(label: label, portionGrams: portions.grams(for: label), box: box,
                                                           multipleFoods: present.count > 1, reference: reference,
                                                           scaleModel: coinFinder?.model, imageSize: imageSize)
-            foods.append(DetectedFood(label: label, name: disp.name, nameZh: disp.nameZh, emoji: disp.emoji, color: disp.color,
-                                      confidence: (Double(candidates[k].probability) * 1000).rounded() / 1000, box: box,
-                                      grams: grams, gramsSource: source, source: "model"))
+            foods.append(RecognizedFood(label: label, confidence: (Double(candidates[k].probability) * 1000).rounded() / 1000,
+                                        box: box, grams: grams, gramsSource: source, source: .model))
         }
         return foods.sorted { $0.confidence > $1.confidence }
     }
@@ -603,7 +582,7 @@ public enum GramsEstimator {
     /// `estimate(portionGrams:box:multipleFoods:)`.
     public static func estimate(label: String, portionGrams: Double, box: NormalizedBox, multipleFoods: Bool,
                                 reference: ReferenceObject?, scaleModel: ReferenceModel?,
-                                imageSize: (width: Int, height: Int)) -> (Double, String) {
+                                imageSize: (width: Int, height: Int)) -> (Double, GramsSource) {
         // A label the density model has no data for gets `fallbackK` only when the area carries information
         // (exponent > 0); with exponent 0 the fallback would be one constant weight for every food.
         guard let reference, let scaleModel, scaleModel.k[label] != nil || scaleModel.exponent > 0 else {
@@ -611,14 +590,14 @@ public enum GramsEstimator {
         }
         let mm = reference.millimetresPerPixel
         let areaCm2 = box.w * Double(imageSize.width) * box.h * Double(imageSize.height) * mm * mm / 100
-        return (scaleModel.grams(label: label, areaCm2: areaCm2, portionGrams: portionGrams), "reference_object")
+        return (scaleModel.grams(label: label, areaCm2: areaCm2, portionGrams: portionGrams), .referenceObject)
     }
 
     /// A food alone in the photo is one household portion; on a shared plate, its box area relative to a typical
     /// single-dish share (0.2 of the photo) scales that portion, within 0.4× … 2.5×.
-    public static func estimate(portionGrams: Double, box: NormalizedBox, multipleFoods: Bool) -> (Double, String) {
-        guard multipleFoods else { return (portionGrams.rounded(), "default_portion") }
+    public static func estimate(portionGrams: Double, box: NormalizedBox, multipleFoods: Bool) -> (Double, GramsSource) {
+        guard multipleFoods else { return (portionGrams.rounded(), .defaultPortion) }
         let factor = min(2.5, max(0.4, box.area / 0.2))
-        return ((portionGrams * factor).rounded(), "box_area")
+        return ((portionGrams * factor).rounded(), .boxArea)
     }
 }

@@ -66,7 +66,7 @@ public struct DetectionEvaluator: Sendable {
 
     public func evaluate(_ records: [DetectionRecord], progress: (@Sendable (Int, Int) -> Void)? = nil) -> DetectionReport {
         let lock = NSLock()
-        nonisolated(unsafe) var predictions = [[DetectedFood]?](repeating: nil, count: records.count)
+        nonisolated(unsafe) var predictions = [[RecognizedFood]?](repeating: nil, count: records.count)
         nonisolated(unsafe) var references = [ReferenceObject?](repeating: nil, count: records.count)
         nonisolated(unsafe) var done = 0
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
@@ -94,7 +94,7 @@ public struct DetectionEvaluator: Sendable {
         return DetectionReport(subsets: subsets, failures: failures)
     }
 
-    static func score(name: String, records: [DetectionRecord], predictions: [[DetectedFood]],
+    static func score(name: String, records: [DetectionRecord], predictions: [[RecognizedFood]],
                       references: [ReferenceObject?] = []) -> DetectionReport.Subset {
         var labels = Set<String>()
         for r in records { for b in r.boxes { labels.insert(b.label) } }
@@ -123,7 +123,7 @@ public struct DetectionEvaluator: Sendable {
                 let candidates = p.filter { $0.label == label }
                 guard let best = candidates.max(by: { ($0.box.iou(truthBox ?? .whole)) < ($1.box.iou(truthBox ?? .whole)) }) else { continue }
                 errors.append(abs(best.grams - truthGrams) / truthGrams * 100)
-                bySource[best.gramsSource, default: []].append(errors.last!)
+                bySource[best.gramsSource.rawValue, default: []].append(errors.last!)
             }
         }
         func round1(_ v: Double) -> Double { (v * 10).rounded() / 10 }

@@ -22,7 +22,7 @@ public enum FoodVisionError: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String {
         switch self {
         case .missingFile(let path):
-            "missing file \(path): convert the model again with `foodmoment model convert --safetensors PATH --out DIR`"
+            "missing file \(path): convert the model again with `foodmoment dev model convert --safetensors PATH --out DIR`"
         case .io(let path, let reason):
             "cannot access \(path): \(reason)"
         case .invalidFormat(let path, let reason):

@@ -195,8 +195,8 @@ public enum DiaryCSV {
             }
             for (i, f) in m.foods.enumerated() {
                 out += line(head + [
-                    String(i + 1), f.label, f.name, f.nameZh, f.emoji, number(f.confidence), number(f.grams), f.gramsSource,
-                    f.source, f.foodId ?? "", number(f.nutrients.kcal), number(f.nutrients.proteinG),
+                    String(i + 1), f.label, f.name, f.nameZh, f.emoji, number(f.confidence), number(f.grams), f.gramsSource.rawValue,
+                    f.source.rawValue, f.foodId ?? "", number(f.nutrients.kcal), number(f.nutrients.proteinG),
                     number(f.nutrients.carbsG), number(f.nutrients.fatG), number(f.nutrients.fiberG), f.photoHash ?? "",
                     f.photoHash.flatMap { paths[$0] } ?? "",
                 ])

@@ -52,7 +52,7 @@ enum Rows {
         for (i, f) in rec.foods.enumerated() {
             let values: [(any DatabaseValueConvertible)?] = [
                 rec.id, i, f.label, f.name, f.nameZh, f.emoji, f.confidence, f.box?.x, f.box?.y, f.box?.w, f.box?.h,
-                f.grams, f.gramsSource, f.source, f.foodId, f.provenance,
+                f.grams, f.gramsSource.rawValue, f.source.rawValue, f.foodId, f.provenance,
                 f.per100g?.kcal, f.per100g?.proteinG, f.per100g?.carbsG, f.per100g?.fatG, f.per100g?.fiberG,
                 f.nutrients.kcal, f.nutrients.proteinG, f.nutrients.carbsG, f.nutrients.fatG, f.nutrients.fiberG,
                 f.photoHash,
@@ -134,8 +134,8 @@ enum Rows {
                             fatG: row["per100_fat_g"] ?? 0, fiberG: row["per100_fiber_g"] ?? 0)
         }
         var f = MealFood(label: row["label"], name: row["name"], nameZh: row["name_zh"], emoji: row["emoji"],
-                         confidence: row["confidence"], box: box, grams: row["grams"], gramsSource: row["grams_source"],
-                         source: row["source"], foodId: row["food_id"], provenance: row["provenance"], per100g: per100,
+                         confidence: row["confidence"], box: box, grams: row["grams"], gramsSource: gramsSourceColumn(row["grams_source"]),
+                         source: foodSourceColumn(row["source"]), foodId: row["food_id"], provenance: row["provenance"], per100g: per100,
                          photoHash: row["photo_hash"])
         // Stored nutrients are the truth (an import may carry values without per-100 g numbers).
         f.nutrients = Macros(kcal: row["kcal"], proteinG: row["protein_g"], carbsG: row["carbs_g"], fatG: row["fat_g"],
@@ -147,3 +147,8 @@ enum Rows {
         MealPhoto(hash: row["hash"], path: row["path"], takenAt: Time.date(row["taken_ms"]), timeSource: row["time_source"])
     }
 }
+
+/// Provenance columns written by a newer version may hold a value this one does not know: the food and its numbers are
+/// kept, only the provenance reads as the user's (the one source that never claims the model's authority).
+func gramsSourceColumn(_ raw: String) -> GramsSource { GramsSource(rawValue: raw) ?? .user }
+func foodSourceColumn(_ raw: String) -> FoodOrigin { FoodOrigin(rawValue: raw) ?? .user }

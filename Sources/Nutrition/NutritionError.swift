@@ -30,9 +30,9 @@ public enum NutritionError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .outputUnwritable(path, reason):
             "cannot write \(path): \(reason) (check the --out directory exists and is writable)"
         case let .databaseMissing(path):
-            "nutrition database not found at \(path) (pass --db DIR, set FOODMOMENT_NUTRITION_DB, or run `foodmoment nutrition-db build`)"
+            "nutrition database not found at \(path) (pass --db DIR, set FOODMOMENT_NUTRITION_DB, or run `foodmoment dev nutrition-db build`)"
         case let .databaseCorrupt(path, reason):
-            "nutrition database \(path) is damaged or of another version: \(reason) (rebuild it with `foodmoment nutrition-db build`)"
+            "nutrition database \(path) is damaged or of another version: \(reason) (rebuild it with `foodmoment dev nutrition-db build`)"
         case let .labelsInvalid(path, reason):
             "label mapping \(path) is invalid: \(reason)"
         case let .unknownFood(what):

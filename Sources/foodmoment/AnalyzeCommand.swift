@@ -146,12 +146,12 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 for _ in 0..<workers {
                     let recognizer = try FoodRecognizer.load(modelsDirectory: modelsDir,
                                                              userDataDirectory: ResourceLocator.userDataDirectory(),
-                                                             displays: MealAnalyzer.displays(from: nutrition))
+                                                             portions: MealAnalyzer.portions(from: nutrition))
                     analyzers.append(MealAnalyzer(decoder: decoder, recognizer: recognizer, nutrition: nutrition))
                 }
             } catch {
-                Output.note("error: cannot load the recognition model: \(error)\n(run with --decode-only to only decode, or `foodmoment train` to build models/food-head)")
-                throw ExitCode(1)
+                Output.note("error: cannot load the recognition model: \(error)\n(run with --decode-only to only decode, or `foodmoment dev train` to build models/food-head)")
+                throw Exit.failed
             }
         }
         let refiner = decodeOnly ? nil : try llm.makeRefiner(nutrition: analyzers.first?.nutrition)
@@ -161,7 +161,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 journal = try openJournal()
             } catch {
                 // Without --log the journal is a convenience: analyse anyway, say that nothing will resume.
-                if log { Output.note("error: \(error)"); throw ExitCode(1) }
+                if log { Output.note("error: \(error)"); throw Exit.failed }
                 Output.note("note: \(error); analysing without a journal (this run cannot be resumed)")
             }
         }
@@ -228,9 +228,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
         if photos.isEmpty { Output.note("note: no photos found under \(paths.joined(separator: ", "))") }
         if interrupt.isSet {
             Output.note("interrupted: \(summary.files) of \(photos.count) files done; run the same command again to resume")
-            throw ExitCode(130)
+            throw Exit.interrupted
         }
-        if summary.failed > 0 || summary.journalErrors > 0 { throw ExitCode(1) }
+        if summary.failed > 0 || summary.journalErrors > 0 { throw Exit.failed }
     }
 
     private func summaryLine(_ s: BatchRunner.Summary) -> String {
@@ -263,7 +263,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 let box = String(format: "[%.2f %.2f %.2f×%.2f]", food.box.x, food.box.y, food.box.w, food.box.h)
                 let kcal = f.nutrition?.kcal.map { String(format: "%5.0f kcal", $0) } ?? "      — kcal"
                 print("    \(food.emoji) \(Output.pad(names, 30)) \(String(format: "%.2f", food.confidence))  \(box)  "
-                      + "\(Output.padLeft(String(format: "%.0f g", food.grams), 6)) (\(food.gramsSource))  \(kcal)")
+                      + "\(Output.padLeft(String(format: "%.0f g", food.grams), 6)) (\(food.gramsSource.rawValue))  \(kcal)")
             }
             if let t = r.totals, (r.foods?.count ?? 0) > 1 {
                 print(String(format: "    total %.0f kcal · protein %.1f g · carbs %.1f g · fat %.1f g · fiber %.1f g",

@@ -109,7 +109,7 @@ struct BarcodeCommand: AsyncParsableCommand {
         } catch {
             Output.note("error: \(error.description)")
             if json { print(try Output.json(NumberResult(input: input, error: ErrorInfo(error)))) }
-            throw ExitCode(1)
+            throw Exit.failed
         }
         let product: BarcodeProduct?
         do {
@@ -117,7 +117,7 @@ struct BarcodeCommand: AsyncParsableCommand {
         } catch let failure as OnlineLookupFailure {
             Output.note("error: \(failure)")
             if json { print(try Output.json(NumberResult(input: input, code: CodeInfo(code), error: ErrorInfo(kind: failure.error.kind, message: failure.error.description)))) }
-            throw ExitCode(1)
+            throw Exit.failed
         }
         if json {
             print(try Output.json(NumberResult(input: input, code: CodeInfo(code), product: product)))
@@ -150,7 +150,7 @@ struct BarcodeCommand: AsyncParsableCommand {
         } catch {
             Output.note("error: \(input): \(error.description)")
             if json { print(try Output.json(PhotoScanResult(file: input, error: ErrorInfo(kind: error.kind, message: error.description)))) }
-            throw ExitCode(1)
+            throw Exit.failed
         }
         let start = ContinuousClock.now
         let found = BarcodeScanner.scan(decoded.image)
@@ -175,7 +175,7 @@ struct BarcodeCommand: AsyncParsableCommand {
         }
         if codes.isEmpty {
             Output.note("no barcode found in \(input) (\(decoded.image.width)x\(decoded.image.height), \(String(format: "%.0f", ms)) ms)")
-            throw ExitCode(1)
+            throw Exit.failed
         }
     }
 }

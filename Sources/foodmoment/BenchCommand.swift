@@ -6,7 +6,7 @@ import FoodMoment
 import FoodRecognition
 import FoodTraining
 
-/// `foodmoment bench`: times the backbone on one thread and compares with onnxruntime on the same input.
+/// `foodmoment dev bench`: times the backbone on one thread and compares with onnxruntime on the same input.
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
@@ -19,9 +19,9 @@ struct BenchCommand: AsyncParsableCommand {
           FOODMOMENT_TARGET_CPU=native swift build -c release --product foodmoment --scratch-path .build-native
 
         Examples:
-          .build/release/foodmoment bench
-          .build/release/foodmoment bench --runs 100 --json
-          .build/release/foodmoment bench --skip-onnxruntime --batch 4
+          .build/release/foodmoment dev bench
+          .build/release/foodmoment dev bench --runs 100 --json
+          .build/release/foodmoment dev bench --skip-onnxruntime --batch 4
 
         FOODMOMENT_GEMM_KERNEL=tile8x32|tile8x32fma|tile6x16|tile6x8 skips the kernel measurement and uses that one.
 
@@ -78,7 +78,7 @@ struct BenchCommand: AsyncParsableCommand {
         let machine = MachineInfo.current()
         if machine.build == "debug" && !allowDebug {
             Output.note("error: this is a debug build; timings would be meaningless. Build with `swift build -c release --product foodmoment` (or pass --allow-debug).")
-            throw ExitCode(1)
+            throw Exit.failed
         }
         if let gemm {
             let dims = gemm.split(separator: ",").compactMap { Int($0) }
@@ -93,7 +93,7 @@ struct BenchCommand: AsyncParsableCommand {
         let network: EfficientNetLite0
         do { network = try EfficientNetLite0(modelDirectory: model) } catch {
             Output.note("error: \(error.description)")
-            throw ExitCode(1)
+            throw Exit.failed
         }
         let referenceDir = (weights as NSString).appendingPathComponent("reference")
         let inputPath = (referenceDir as NSString).appendingPathComponent("input_224.f32")

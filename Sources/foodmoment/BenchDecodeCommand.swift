@@ -14,8 +14,8 @@ struct BenchDecodeCommand: AsyncParsableCommand {
         Prints p50/p95 and the scaled/full ratio, plus the peak RSS of the process.
 
         Examples:
-          foodmoment bench-decode ../shared/data/bench
-          foodmoment bench-decode photo.jpg --runs 21 --json
+          foodmoment dev bench-decode ../shared/data/bench
+          foodmoment dev bench-decode photo.jpg --runs 21 --json
         """
     )
 

@@ -16,8 +16,8 @@ struct BenchStagesCommand: AsyncParsableCommand {
         (photos/s) is compared with one thread. Refuses debug builds.
 
         Examples:
-          foodmoment bench-stages ../shared/data/bench
-          foodmoment bench-stages samples --runs 20 --json
+          foodmoment dev bench-stages ../shared/data/bench
+          foodmoment dev bench-stages samples --runs 20 --json
         """
     )
 

@@ -506,7 +506,7 @@ struct ExportCommand: AsyncParsableCommand {
         if let out {
             do { try data.write(to: URL(fileURLWithPath: out), options: .atomic) } catch {
                 printError("cannot write \(out): \(error.localizedDescription)")
-                throw ExitCode.failure
+                throw Exit.failed
             }
             Output.note("exported \(count) meal\(count == 1 ? "" : "s") to \(out)")
         } else {
@@ -530,12 +530,12 @@ struct ImportCommand: AsyncParsableCommand {
         let bytes: Data
         do { bytes = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
             printError("cannot read \(file): \(error.localizedDescription)")
-            throw ExitCode.failure
+            throw Exit.failed
         }
         let doc: DiaryExport
         do { doc = try DiaryExport.decode(bytes) } catch {
             printError("\(file): \(error.description)")
-            throw ExitCode.failure
+            throw Exit.failed
         }
         let s = try store.open()
         let report = try storeCall { try s.importDocument(doc) }
@@ -546,6 +546,6 @@ struct ImportCommand: AsyncParsableCommand {
               + "\(report.achievementsAdded) achievements" + (report.goalsSet ? "; goals set" : "")
               + (report.mealWindowsSet ? "; meal windows set" : ""))
         for s in report.mealsSkipped { Output.note("skipped \(s)") }
-        if !report.mealsSkipped.isEmpty { throw ExitCode.failure }
+        if !report.mealsSkipped.isEmpty { throw Exit.failed }
     }
 }

@@ -12,7 +12,7 @@ func loadRecognizers(threads: Int, models: String?) throws -> [FoodRecognizer] {
     let dir = models ?? ResourceLocator.modelsDirectory()
     let db = try? NutritionDatabase.load(directory: NutritionDatabase.defaultDirectory())
     return try (0..<max(1, threads)).map { _ in
-        try FoodRecognizer.load(modelsDirectory: dir, userDataDirectory: nil, displays: MealAnalyzer.displays(from: db))
+        try FoodRecognizer.load(modelsDirectory: dir, userDataDirectory: nil, portions: MealAnalyzer.portions(from: db))
     }
 }
 
@@ -26,8 +26,8 @@ struct EvalCommand: AsyncParsableCommand {
         the unknown/not-food threshold would reject.
 
         Examples:
-          foodmoment eval --data ../shared/data/images/dev
-          foodmoment eval --data ../shared/data/images/dev --json > eval.json
+          foodmoment dev eval --data ../shared/data/images/dev
+          foodmoment dev eval --data ../shared/data/images/dev --json > eval.json
         """
     )
 
@@ -74,7 +74,7 @@ struct CalibrateCommand: AsyncParsableCommand {
         stripes, checkerboards) are added to --not-food unless --no-synthetic.
 
         Example:
-          foodmoment calibrate --dev ../shared/data/images/dev --not-food ../shared/data/barcodes
+          foodmoment dev calibrate --dev ../shared/data/images/dev --not-food ../shared/data/barcodes
         """
     )
 
@@ -128,7 +128,7 @@ struct CalibrateCommand: AsyncParsableCommand {
         var cal = recognizers[0].calibration
         cal.unknownThreshold = threshold
         cal.foodContextThreshold = contextThreshold
-        cal.note = String(format: "foodmoment calibrate: %.1f%% of %d dev food photos rejected, %.1f%% of %d non-food images rejected",
+        cal.note = String(format: "foodmoment dev calibrate: %.1f%% of %d dev food photos rejected, %.1f%% of %d non-food images rejected",
                           foodRejected * 100, food.count, notFoodRejected * 100, notFoodScores.count)
         try Output.json(cal).write(toFile: dir + "/calibration.json", atomically: true, encoding: .utf8)
         print("wrote \(dir)/calibration.json")
@@ -170,8 +170,8 @@ struct EvalDetectCommand: AsyncParsableCommand {
         per subset: SOHL plates held out of training vs trained on, ECUSTFD train/dev, fruit scenes.
 
         Examples:
-          foodmoment eval-detect --data ../shared/data/detection/sohl.jsonl
-          foodmoment eval-detect --data ../shared/data/detection/ecustfd.jsonl --json
+          foodmoment dev eval-detect --data ../shared/data/detection/sohl.jsonl
+          foodmoment dev eval-detect --data ../shared/data/detection/ecustfd.jsonl --json
         """
     )
 

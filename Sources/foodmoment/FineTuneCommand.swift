@@ -20,7 +20,7 @@ struct FineTuneCommand: AsyncParsableCommand {
         `fine_tune` to OUT/training-report.json.
 
         Examples:
-          foodmoment finetune --data ../shared/data/images/train --detection ../shared/data/detection/sohl.jsonl \\
+          foodmoment dev finetune --data ../shared/data/images/train --detection ../shared/data/detection/sohl.jsonl \\
               --threads 2 --cache /tmp/blocks.bin
         """
     )
@@ -53,7 +53,7 @@ struct FineTuneCommand: AsyncParsableCommand {
             throw ValidationError("--data must be a folder of <label>/ subfolders: \(data)")
         }
         for d in detection where !FileManager.default.fileExists(atPath: d) { throw ValidationError("no such file: \(d)") }
-        guard FileManager.default.fileExists(atPath: head) else { throw ValidationError("no head at \(head); run `foodmoment train` first") }
+        guard FileManager.default.fileExists(atPath: head) else { throw ValidationError("no head at \(head); run `foodmoment dev train` first") }
         if views < 1 || threads < 1 || epochs < 1 || batchSize < 1 { throw ValidationError("--views, --threads, --epochs and --batch-size must be at least 1") }
         if !["whole", "all"].contains(holdOutViews) { throw ValidationError("--hold-out-views must be whole or all") }
         if !(0...4).contains(blocks) { throw ValidationError("--blocks must be 0…4 (the stride-1 blocks at the 7×7 grid)") }
@@ -66,7 +66,7 @@ struct FineTuneCommand: AsyncParsableCommand {
         // photos twice.
         let linear = try SoftmaxHead.load(from: head)
         if linear.fineTuned == true {
-            throw ValidationError("\(head) was written by an earlier finetune; run `foodmoment train` first to get the linear head")
+            throw ValidationError("\(head) was written by an earlier finetune; run `foodmoment dev train` first to get the linear head")
         }
         let classes = Array(Set(samples.map(\.label))).sorted()
         guard classes == linear.classes else {
@@ -142,7 +142,7 @@ struct FineTuneCommand: AsyncParsableCommand {
             return
         }
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let note = String(format: "foodmoment finetune --blocks %d --hold-out-views \(holdOutViews) --views %d --epochs %d --learning-rate %g --block-learning-rate %g --head-learning-rate %g --weight-decay %g --label-smoothing %g --min-window-cells %d --seed %llu; held-out view accuracy %.4f (linear head %.4f)",
+        let note = String(format: "foodmoment dev finetune --blocks %d --hold-out-views \(holdOutViews) --views %d --epochs %d --learning-rate %g --block-learning-rate %g --head-learning-rate %g --weight-decay %g --label-smoothing %g --min-window-cells %d --seed %llu; held-out view accuracy %.4f (linear head %.4f)",
                           blocks, views, epochs, learningRate, blockLearningRate, headLearningRate, weightDecay, labelSmoothing, minWindowCells, seed,
                           report.holdOutAccuracy, report.initialHoldOutAccuracy)
         var tuned = tunedHead

@@ -15,7 +15,10 @@ struct FoodMomentCommand: AsyncParsableCommand {
           foodmoment barcode 4006381333931        or a photo of a barcode
           foodmoment learn my_dumplings a.jpg b.jpg c.jpg
 
-        Exit codes: 0 success, 1 some input failed (the rest was processed), 2 usage error.
+        Developer tools (training, evaluation, benchmarks, model and table building): foodmoment dev --help
+
+        Exit codes: 0 success, 1 some input failed (the rest was processed), 2 usage error, 130 interrupted
+        (Ctrl-C; the next run resumes).
         """,
         version: FoodMomentVersion.string,
         subcommands: registeredSubcommands
@@ -50,7 +53,8 @@ enum Main {
             if !message.isEmpty { FileHandle.standardError.write(Data((message + "\n").utf8)) }
             // Usage problems (ArgumentParser reports them as EX_USAGE, 64) are 2; anything else that escaped a
             // command is a failure, 1.
-            Foundation.exit(code == .validationFailure || error is ValidationError || isParserError(code) ? 2 : 1)
+            let usage = code == .validationFailure || error is ValidationError || isParserError(code)
+            Foundation.exit((usage ? Exit.usage : Exit.failed).rawValue)
         }
     }
 

@@ -54,6 +54,6 @@ struct LLMCheckCommand: AsyncParsableCommand {
             print("key       \(c.apiKey == nil ? "none" : "from \(c.keySource)")")
             print(String(format: "check     GET %@ → %@ in %.0f ms", client.provider.checkEndpoint, result.ok ? "OK, \(result.message)" : "FAILED: \(result.message)", ms))
         }
-        if !result.ok { throw ExitCode(1) }
+        if !result.ok { throw Exit.failed }
     }
 }

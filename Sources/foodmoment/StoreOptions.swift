@@ -20,7 +20,7 @@ struct StoreOptions: ParsableArguments {
     func open() throws -> MealStore {
         do { return try MealStore(path: resolvedPath) } catch {
             printError("\(error)")
-            throw ExitCode.failure
+            throw Exit.failed
         }
     }
 }
@@ -29,7 +29,7 @@ struct StoreOptions: ParsableArguments {
 func storeCall<T>(_ body: () throws -> T) throws -> T {
     do { return try body() } catch let e as MealStoreError {
         printError(e.description)
-        throw ExitCode.failure
+        throw Exit.failed
     }
 }
 

@@ -1,28 +1,12 @@
 import ArgumentParser
 
-/// Every subcommand of `foodmoment`, one line each (kept in one place so stages can add theirs).
+/// The user's commands, in the order `foodmoment --help` lists them.
 let registeredSubcommands: [any ParsableCommand.Type] = [
     AnalyzeCommand.self,
     SearchCommand.self,
     NutritionCommand.self,
-    NutritionDBCommand.self,
-    BenchDecodeCommand.self,
-    ModelCommand.self,
-    BenchCommand.self,
-    TrainCommand.self,
-    TrainReferenceCommand.self,
-    FineTuneCommand.self,
-    TrainCellsCommand.self,
-    LearnCommand.self,
-    EvalCommand.self,
-    CalibrateCommand.self,
-    EvalDetectCommand.self,
-    BenchStagesCommand.self,
     BarcodeCommand.self,
-    MergeResultsCommand.self,
-    LLMCommand.self,
-    ReportCommand.self,
-    // The diary (issue 6): meal records, day timeline, stats, logs, goals, export/import.
+    LearnCommand.self,
     MealCommand.self,
     DiaryCommand.self,
     StatsCommand.self,
@@ -32,5 +16,39 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     AchievementsCommand.self,
     ExportCommand.self,
     ImportCommand.self,
-    StoreWriterDebugCommand.self,
+    ReportCommand.self,
+    MergeResultsCommand.self,
+    LLMCommand.self,
+    DevCommand.self,
 ]
+
+/// `foodmoment dev …`: the tools that build, measure and inspect the models and tables (they read
+/// `../shared/data` and write model files); a user analysing photos never needs them.
+struct DevCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dev",
+        abstract: "Developer tools: train and evaluate the models, benchmark the stages, build the nutrition tables.",
+        discussion: """
+        Examples:
+          foodmoment dev eval --data ../shared/data/images/dev
+          foodmoment dev bench --runs 50
+          foodmoment dev bench-stages ../shared/data/bench --runs 10
+          foodmoment dev nutrition-db build --from ../shared/data/nutrition --out nutrition-db
+        """,
+        subcommands: [
+            TrainCommand.self,
+            FineTuneCommand.self,
+            TrainCellsCommand.self,
+            TrainReferenceCommand.self,
+            CalibrateCommand.self,
+            EvalCommand.self,
+            EvalDetectCommand.self,
+            BenchCommand.self,
+            BenchStagesCommand.self,
+            BenchDecodeCommand.self,
+            ModelCommand.self,
+            NutritionDBCommand.self,
+            StoreWriterDebugCommand.self,
+        ]
+    )
+}

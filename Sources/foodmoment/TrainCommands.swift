@@ -19,8 +19,8 @@ struct TrainCommand: AsyncParsableCommand {
         Writes OUT/head.json and OUT/training-report.json.
 
         Examples:
-          foodmoment train --data ../shared/data/images/train --detection ../shared/data/detection/sohl.jsonl
-          foodmoment train --data my-photos --out /tmp/head --views 2
+          foodmoment dev train --data ../shared/data/images/train --detection ../shared/data/detection/sohl.jsonl
+          foodmoment dev train --data my-photos --out /tmp/head --views 2
         """
     )
 
@@ -151,7 +151,7 @@ struct LearnCommand: AsyncParsableCommand {
             return
         }
         if let forget {
-            guard matcher.labels.contains(forget) else { Output.note("no taught food named \(forget)"); throw ExitCode(1) }
+            guard matcher.labels.contains(forget) else { Output.note("no taught food named \(forget)"); throw Exit.failed }
             matcher.remove(label: forget)
             try matcher.save(to: path)
             print("forgot \(forget)")
@@ -177,12 +177,12 @@ struct LearnCommand: AsyncParsableCommand {
         }
         for f in failures { Output.note("error: \(f.path): \(f.reason)") }
         let examples = embeddings.flatMap { $0 }
-        guard !examples.isEmpty else { Output.note("no photo could be used"); throw ExitCode(1) }
+        guard !examples.isEmpty else { Output.note("no photo could be used"); throw Exit.failed }
         try matcher.add(label: label, examples: examples)
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try matcher.save(to: path)
         print("learned \(label) from \(photos.count - failures.count) photo(s); saved to \(path)")
-        if !failures.isEmpty { throw ExitCode(1) }
+        if !failures.isEmpty { throw Exit.failed }
     }
 }
 
@@ -225,7 +225,7 @@ struct TrainReferenceCommand: AsyncParsableCommand {
         Writes OUT/reference.json with the thresholds and how it was fitted.
 
         Example:
-          foodmoment train-reference --data ../shared/data/detection/ecustfd.jsonl --negatives ../shared/data/images/train
+          foodmoment dev train-reference --data ../shared/data/detection/ecustfd.jsonl --negatives ../shared/data/images/train
         """
     )
 
@@ -323,7 +323,7 @@ struct TrainReferenceCommand: AsyncParsableCommand {
             }
         } else {
             let withCoin = recognizers.map {
-                FoodRecognizer(backbone: $0.backbone, head: $0.head, calibration: $0.calibration, displays: $0.displays, coinFinder: finder)
+                FoodRecognizer(backbone: $0.backbone, head: $0.head, calibration: $0.calibration, portions: $0.portions, coinFinder: finder)
             }
             nonisolated(unsafe) var found = 0
             DispatchQueue.concurrentPerform(iterations: withCoin.count) { w in
@@ -349,7 +349,7 @@ struct TrainReferenceCommand: AsyncParsableCommand {
         var fitted = fittedModel
         fitted.cellThreshold = cellThreshold
         fitted.minEdgeSupport = minEdgeSupport
-        fitted.note = "foodmoment train-reference --fit \(fit): coin head on \(xs.count) cells of the 448×448 map (\(ys.filter { $0 == 1 }.count) coin) "
+        fitted.note = "foodmoment dev train-reference --fit \(fit): coin head on \(xs.count) cells of the 448×448 map (\(ys.filter { $0 == 1 }.count) coin) "
             + "from \(train.count) ECUSTFD train photos + \(negativePhotos.count) photos without coins; k (and, where chosen, the exponent) per label "
             + "from log grams on log area_cm² over \(samples.count) foods of the ECUSTFD train split (labels with < 3 foods use fallback_k); "
             + "exponent chosen by train MAE %: " + trial.map { $0.exponent < 0 ? String(format: "per label → %.1f %%", $0.maePercent) : String(format: "%.2f → %.1f %%", $0.exponent, $0.maePercent) }.joined(separator: ", ") + "."
@@ -372,7 +372,7 @@ struct TrainCellsCommand: AsyncParsableCommand {
         OUT/cell-head.json with the box thresholds and how it was trained.
 
         Example:
-          foodmoment train-cells --data ../shared/data/detection/sohl.jsonl --data ../shared/data/detection/ecustfd.jsonl \\
+          foodmoment dev train-cells --data ../shared/data/detection/sohl.jsonl --data ../shared/data/detection/ecustfd.jsonl \\
             --data ../shared/data/detection/fruitdet.jsonl
         """
     )
@@ -474,7 +474,7 @@ struct TrainCellsCommand: AsyncParsableCommand {
         model.minConfidence = minConfidence
         model.containedFraction = containedFraction
         let accuracy = head.report?.holdOutAccuracy.map { String(format: "%.3f", $0) } ?? "n/a"
-        model.note = "foodmoment train-cells: \(xs.count) cells (\(counts[0]) background) from \(photos) photos "
+        model.note = "foodmoment dev train-cells: \(xs.count) cells (\(counts[0]) background) from \(photos) photos "
             + "(SOHL plates not held out, ECUSTFD train, fruit scenes) at sizes \(sizes.map(String.init).joined(separator: "/")), map shapes: \(aspect), "
             + "mirrored except ECUSTFD; cell label = box covering ≥ 50 % of the cell, background = no box touches it; "
             + "per map ≤ \(maxForeground)+\(maxBackground) cells (ECUSTFD \(ecustfdForeground)+\(ecustfdBackground)); l2 \(l2); "

@@ -50,7 +50,7 @@ struct ResumeTests {
     func analyzer() throws -> MealAnalyzer {
         let nutrition = try NutritionDatabase.load(directory: URL(fileURLWithPath: TestPaths.repoRoot + "/nutrition-db"))
         let recognizer = try FoodRecognizer.load(modelsDirectory: TestPaths.repoRoot + "/models", userDataDirectory: nil,
-                                                 displays: MealAnalyzer.displays(from: nutrition))
+                                                 portions: MealAnalyzer.portions(from: nutrition))
         return MealAnalyzer(decoder: PhotoDecoder(), recognizer: recognizer, nutrition: nutrition)
     }
 

@@ -22,7 +22,7 @@ struct DiaryCLITests {
         let dir = TestPaths.makeTempDirectory("diary")
         var env = ProcessInfo.processInfo.environment
         env["FOODMOMENT_HOME"] = dir + "/home"
-        let w = try runProcess(foodmomentBinary, ["debug-store-writer", "--db", dir + "/meals.sqlite", "--count", "30", "--foods", "2"],
+        let w = try runProcess(foodmomentBinary, ["dev", "debug-store-writer", "--db", dir + "/meals.sqlite", "--count", "30", "--foods", "2"],
                                environment: env)
         #expect(w.status == 0, "\(w.stderr)")
         return dir

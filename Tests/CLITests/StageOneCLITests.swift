@@ -67,7 +67,7 @@ struct StageOneCLITests {
                 }
             }
         }
-        let r = try foodmoment("train", "--data", dir + "/data", "--out", dir + "/head", "--views", "2", "--epochs", "40")
+        let r = try foodmoment("dev", "train", "--data", dir + "/data", "--out", dir + "/head", "--views", "2", "--epochs", "40")
         #expect(r.status == 0, "\(r.stderr)")
         let head = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/head/head.json"))) as? [String: Any])
         #expect(head["classes"] as? [String] == ["flat", "stripes"])
@@ -77,7 +77,7 @@ struct StageOneCLITests {
         try FileManager.default.createDirectory(atPath: models, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: models + "/efficientnet-lite0", withDestinationPath: TestPaths.repoRoot + "/models/efficientnet-lite0")
         try FileManager.default.createSymbolicLink(atPath: models + "/food-head", withDestinationPath: dir + "/head")
-        let e = try foodmoment("eval", "--data", dir + "/data", "--models", models, "--json")
+        let e = try foodmoment("dev", "eval", "--data", dir + "/data", "--models", models, "--json")
         #expect(e.status == 0, "\(e.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(e.stdout.utf8)) as? [String: Any])
         #expect(report["photos"] as? Int == 10)
@@ -85,7 +85,7 @@ struct StageOneCLITests {
     }
 
     @Test func evalDetectRefusesAMissingFile() throws {
-        #expect(try foodmoment("eval-detect", "--data", "/no/such.jsonl").status == 2)
+        #expect(try foodmoment("dev", "eval-detect", "--data", "/no/such.jsonl").status == 2)
     }
 }
 

@@ -87,7 +87,7 @@ import Testing
         r.photoHash = "abc"
         #expect(r.mealInput(fileModified: Date(), timeZone: .gmt) == nil)  // no foods
         let food = DetectedFood(label: "banana", name: "Banana", nameZh: "香蕉", emoji: "🍌", color: "#ffd700", confidence: 0.9,
-                                box: .whole, grams: 118, gramsSource: "default_portion", source: "model")
+                                box: .whole, grams: 118, gramsSource: .defaultPortion, source: .model)
         var n = FoodNutrition(foodId: "sr:173944", foodName: "Bananas, raw", provenance: "USDA", kcal: 105, proteinG: 1.3,
                               carbsG: 27, fatG: 0.4, fiberG: 3.1)
         n.per100g = Macros(kcal: 89, proteinG: 1.09, carbsG: 22.84, fatG: 0.33, fiberG: 2.6)

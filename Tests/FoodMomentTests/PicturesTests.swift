@@ -120,7 +120,7 @@ struct PicturesTests {
         let samples = ["apple.jpg", "banana.jpg", "thali-phone-rotated.jpg"]
         var meals = samples.enumerated().map { i, name in
             MealRecord(type: .lunch, time: t.addingTimeInterval(Double(i) * 86_400), utcOffsetSeconds: 0, title: name,
-                       foods: [MealFood(label: "apple", name: "Apple", grams: 182, gramsSource: "default_portion", source: "model",
+                       foods: [MealFood(label: "apple", name: "Apple", grams: 182, gramsSource: .defaultPortion, source: .model,
                                         per100g: Macros(kcal: 52, proteinG: 0.3, carbsG: 14, fatG: 0.2))],
                        photos: [MealPhoto(hash: "h\(i)", path: TestPaths.repoRoot + "/samples/" + name, takenAt: t, timeSource: "exif")],
                        createdAt: t)
@@ -165,9 +165,9 @@ struct PicturesTests {
         let meals = (0..<100).map { i in
             MealRecord(type: MealType.allCases[i % 4], time: t0.addingTimeInterval(Double(i) * 6 * 3600), utcOffsetSeconds: 0,
                        title: "Meal \(i)",
-                       foods: [MealFood(label: "rice", name: "Rice", grams: 180, gramsSource: "box_area", source: "model",
+                       foods: [MealFood(label: "rice", name: "Rice", grams: 180, gramsSource: .boxArea, source: .model,
                                         per100g: Macros(kcal: 130, proteinG: 2.7, carbsG: 28, fatG: 0.3)),
-                               MealFood(label: "curry", name: "Curry", grams: 150, gramsSource: "box_area", source: "model",
+                               MealFood(label: "curry", name: "Curry", grams: 150, gramsSource: .boxArea, source: .model,
                                         per100g: Macros(kcal: 150, proteinG: 8, carbsG: 10, fatG: 9))],
                        photos: [MealPhoto(hash: "p\(i)", path: TestPaths.repoRoot + "/samples/" + samples[i % samples.count],
                                           takenAt: t0, timeSource: "exif")],
@@ -190,5 +190,5 @@ struct PicturesTests {
 let bundledRecognizer: FoodRecognizer? = {
     let db = try? NutritionDatabase.load(directory: URL(fileURLWithPath: TestPaths.repoRoot + "/nutrition-db"))
     return try? FoodRecognizer.load(modelsDirectory: TestPaths.repoRoot + "/models", userDataDirectory: nil,
-                                    displays: MealAnalyzer.displays(from: db))
+                                    portions: MealAnalyzer.portions(from: db))
 }()

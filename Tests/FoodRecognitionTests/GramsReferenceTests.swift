@@ -59,7 +59,7 @@ struct GramsReferenceTests {
         let (grams, source) = GramsEstimator.estimate(label: "apple", portionGrams: 200, box: box, multipleFoods: false,
                                                       reference: coin, scaleModel: model, imageSize: (320, 240))
         let areaCm2 = 80.0 * 60 * (25.0 / 26) * (25.0 / 26) / 100  // 44.4 cm²
-        #expect(source == "reference_object")
+        #expect(source == .referenceObject)
         #expect(abs(grams - 2 * pow(areaCm2, 1.5)) / (2 * pow(areaCm2, 1.5)) < 0.15, "\(grams) g")
         // The portion guard: a scale that makes a 200 g portion 20× heavier is clamped to maxFactor × portion.
         let huge = ReferenceObject(kind: "coin", box: coin.box, diameterPixels: 2, millimetresPerPixel: 12.5, confidence: 1, edgeSupport: 1)
@@ -69,18 +69,18 @@ struct GramsReferenceTests {
         // No coin: the household portion, as before.
         let (plain, plainSource) = GramsEstimator.estimate(label: "apple", portionGrams: 200, box: box, multipleFoods: false,
                                                            reference: nil, scaleModel: model, imageSize: (320, 240))
-        #expect(plain == 200 && plainSource == "default_portion")
+        #expect(plain == 200 && plainSource == .defaultPortion)
         // A label without data keeps its portion while the fitted exponent is 0 (the fallback would be one constant
         // weight for every food), and uses fallback_k once the area carries information.
         model.exponent = 0
         let (steak, steakSource) = GramsEstimator.estimate(label: "steak", portionGrams: 170, box: box, multipleFoods: false,
                                                            reference: coin, scaleModel: model, imageSize: (320, 240))
-        #expect(steak == 170 && steakSource == "default_portion")
+        #expect(steak == 170 && steakSource == .defaultPortion)
         model.exponent = 1
         model.fallbackK = 4
         let (sized, sizedSource) = GramsEstimator.estimate(label: "steak", portionGrams: 170, box: box, multipleFoods: false,
                                                            reference: coin, scaleModel: model, imageSize: (320, 240))
-        #expect(sizedSource == "reference_object" && abs(sized - 4 * areaCm2) / (4 * areaCm2) < 0.15, "\(sized) g")
+        #expect(sizedSource == .referenceObject && abs(sized - 4 * areaCm2) / (4 * areaCm2) < 0.15, "\(sized) g")
     }
 
     @Test func densityFitRecoversKAndExponent() {
@@ -117,10 +117,10 @@ struct GramsReferenceTests {
             if let found = rec.reference {
                 withReference += 1
                 let known = try #require(r.coinFinder).model.k
-                #expect(rec.foods.filter { known[$0.label] != nil }.allSatisfy { $0.gramsSource == "reference_object" }, "\(record.image)")
+                #expect(rec.foods.filter { known[$0.label] != nil }.allSatisfy { $0.gramsSource == .referenceObject }, "\(record.image)")
                 #expect(found.millimetresPerPixel > 0 && found.kind == "coin")
             } else {
-                #expect(rec.foods.allSatisfy { $0.gramsSource != "reference_object" })
+                #expect(rec.foods.allSatisfy { $0.gramsSource != .referenceObject })
             }
         }
         #expect(withReference >= picked.count * 2 / 3, "coin found in \(withReference) of \(picked.count) dev photos")
@@ -131,12 +131,12 @@ struct GramsReferenceTests {
         let r = try #require(sharedRecognizer)
         let rec = try r.recognize(try decodeSample(sample))
         #expect(rec.reference == nil)
-        #expect(!rec.foods.isEmpty && rec.foods.allSatisfy { $0.gramsSource != "reference_object" })
+        #expect(!rec.foods.isEmpty && rec.foods.allSatisfy { $0.gramsSource != .referenceObject })
     }
 
     @Test func plainPhotosWithoutACoinGetNone() throws {
         let r = try #require(sharedRecognizer)
         #expect(try r.recognize(RGBImage(width: 320, height: 240, fill: (176, 128, 84))).reference == nil)
-        #expect(try r.recognize(photoWithCoin(diameter: 0, cx: 0, cy: 0)).foods.allSatisfy { $0.gramsSource != "reference_object" })
+        #expect(try r.recognize(photoWithCoin(diameter: 0, cx: 0, cy: 0)).foods.allSatisfy { $0.gramsSource != .referenceObject })
     }
 }

@@ -10,10 +10,12 @@ import FoodTraining
 import Testing
 
 /// One recognizer over the committed models (EfficientNet-Lite0 + the trained food head), shared by the tests.
+let sharedDatabase = try? NutritionDatabase.load(directory: URL(fileURLWithPath: TestPaths.repoRoot + "/nutrition-db"))
+let sharedDisplays = MealAnalyzer.displays(from: sharedDatabase)
 let sharedRecognizer: FoodRecognizer? = {
     let models = TestPaths.repoRoot + "/models"
-    let db = try? NutritionDatabase.load(directory: URL(fileURLWithPath: TestPaths.repoRoot + "/nutrition-db"))
-    return try? FoodRecognizer.load(modelsDirectory: models, userDataDirectory: nil, displays: MealAnalyzer.displays(from: db))
+    let db = sharedDatabase
+    return try? FoodRecognizer.load(modelsDirectory: models, userDataDirectory: nil, portions: MealAnalyzer.portions(from: db))
 }()
 
 func decodeSample(_ name: String) throws -> RGBImage {
@@ -32,8 +34,10 @@ struct RecognitionTests {
         #expect(!rec.unknown)
         let first = try #require(rec.foods.first)
         #expect(first.label == "banana")
-        #expect(first.name == "Banana" && first.nameZh == "香蕉" && !first.emoji.isEmpty && first.color.hasPrefix("#"))
-        #expect(first.gramsSource == "default_portion" && first.grams == 118)
+        // The nutrition join names it (stage 1 gives only the label).
+        let shown = DetectedFood(first, display: try #require(sharedDisplays["banana"]))
+        #expect(shown.name == "Banana" && shown.nameZh == "香蕉" && !shown.emoji.isEmpty && shown.color.hasPrefix("#"))
+        #expect(first.gramsSource == .defaultPortion && first.grams == 118)
         let b = first.box
         #expect(b.x >= 0 && b.y >= 0 && b.w > 0 && b.h > 0 && b.x + b.w <= 1.0001 && b.y + b.h <= 1.0001)
     }
@@ -51,7 +55,7 @@ struct RecognitionTests {
         let r = try #require(sharedRecognizer)
         let rec = try r.recognize(try decodeSample("thali-2.jpg"))
         #expect(rec.foods.count >= 2)
-        #expect(rec.foods.allSatisfy { $0.gramsSource == "box_area" && $0.grams > 0 })
+        #expect(rec.foods.allSatisfy { $0.gramsSource == .boxArea && $0.grams > 0 })
         // The issue's example: rice, curry and roti come back as foods with their own boxes.
         #expect(Set(rec.foods.map(\.label)).isSuperset(of: ["rice_dish", "curry_dish", "bread_or_roti_naan"]), "\(rec.foods.map(\.label))")
         for (i, a) in rec.foods.enumerated() {
@@ -114,22 +118,22 @@ struct TrainingTests {
 
     @Test func learnedFoodIsRecognisedLater() throws {
         let base = try #require(sharedRecognizer)
-        let recognizer = FoodRecognizer(backbone: base.backbone, head: base.head, calibration: base.calibration, displays: base.displays)
+        let recognizer = FoodRecognizer(backbone: base.backbone, head: base.head, calibration: base.calibration, portions: base.portions)
         let examples = try (0..<3).map { try recognizer.embed(Self.photo(1, seed: UInt64(200 + $0))).embedding }
         let matcher = try recognizer.learn(label: "my_stripes", embeddings: examples)
         #expect(matcher.labels == ["my_stripes"])
         let rec = try recognizer.recognize(Self.photo(1, seed: 300))
         #expect(rec.foods.first?.label == "my_stripes")
-        #expect(rec.foods.first?.source == "learned")
+        #expect(rec.foods.first?.source == .learned)
     }
 }
 
 @Suite("Detection scoring and grams")
 struct DetectionMathTests {
     @Test func gramsFromPortionAndBox() {
-        #expect(GramsEstimator.estimate(portionGrams: 118, box: .whole, multipleFoods: false) == (118, "default_portion"))
+        #expect(GramsEstimator.estimate(portionGrams: 118, box: .whole, multipleFoods: false) == (118, .defaultPortion))
         let (g, src) = GramsEstimator.estimate(portionGrams: 100, box: NormalizedBox(x: 0, y: 0, w: 0.5, h: 0.8), multipleFoods: true)
-        #expect(src == "box_area" && g == 200)
+        #expect(src == .boxArea && g == 200)
         #expect(GramsEstimator.estimate(portionGrams: 100, box: NormalizedBox(x: 0, y: 0, w: 0.1, h: 0.1), multipleFoods: true).0 == 40)
     }
 

@@ -91,7 +91,7 @@ struct CrashSafetyTests {
             // and one it had not printed yet; the photos already journaled are skipped.
             let want = 5 + round * 7
             total = max(total, journaled + want + capacity / 11 + 2)
-            p.arguments = ["debug-store-writer", "--db", path, "--count", String(total), "--foods", "4"]
+            p.arguments = ["dev", "debug-store-writer", "--db", path, "--count", String(total), "--foods", "4"]
             p.standardOutput = out
             p.standardError = FileHandle.nullDevice
             try p.run()
@@ -115,12 +115,12 @@ struct CrashSafetyTests {
             journaled = journal
         }
         // A final run finishes the rest: exactly one record per photo, same meals as one uninterrupted run.
-        let r = try runProcess(foodmomentExecutable, ["debug-store-writer", "--db", path, "--count", String(total), "--foods", "4"])
+        let r = try runProcess(foodmomentExecutable, ["dev", "debug-store-writer", "--db", path, "--count", String(total), "--foods", "4"])
         #expect(r.status == 0, "\(r.stderr)")
         let (journal, photos) = try checkConsistency(path)
         #expect(journal == total && photos == total)
         let clean = dir + "/clean.sqlite"
-        let c = try runProcess(foodmomentExecutable, ["debug-store-writer", "--db", clean, "--count", String(total), "--foods", "4"])
+        let c = try runProcess(foodmomentExecutable, ["dev", "debug-store-writer", "--db", clean, "--count", String(total), "--foods", "4"])
         #expect(c.status == 0)
         let resumed = try MealStore(path: path).allMeals(), uninterrupted = try MealStore(path: clean).allMeals()
         #expect(resumed.map(\.totals) == uninterrupted.map(\.totals))

@@ -21,7 +21,7 @@ struct EditTests {
         let m = try s.edit(mealID: out.mealID, [.grams(index: 0, grams: 200), .deleteFood(index: 2), .addFood(yogurt)])
         #expect(m.foods.map(\.name) == ["Rice", "Chicken", "Yogurt"])
         #expect(m.foods[0].nutrients == Macros(kcal: 260, proteinG: 5.4, carbsG: 56, fatG: 0.6, fiberG: 0))
-        #expect(m.foods[0].gramsSource == "user")
+        #expect(m.foods[0].gramsSource == .user)
         #expect(m.totals.kcal == 260 + 165 + 31)
         #expect(m.title == "Rice, Chicken & Yogurt")
         #expect(m.updatedAt == Date(timeIntervalSince1970: fixedNow.timeIntervalSince1970))

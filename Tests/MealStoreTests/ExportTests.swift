@@ -14,7 +14,7 @@ struct ExportTests {
         ], analysis: "Looks like rice, \"steamed\".\nSecond line"))
         try s.log(photoMeal("b", at("2026-11-21", "12:30"), [food("Chicken curry", grams: 250, kcal: 160, protein: 14, fat: 9)]))
         let dinner = try s.log(photoMeal("c", at("2026-11-22", "19:05"), [food("Pizza, margherita", grams: 310, kcal: 266, protein: 11, carbs: 33, fat: 10)]))
-        var manual = MealFood(label: "tea", name: "Tea 🍵 \"green\"", nameZh: "绿茶", emoji: "🍵", grams: 250, gramsSource: "user", source: "user")
+        var manual = MealFood(label: "tea", name: "Tea 🍵 \"green\"", nameZh: "绿茶", emoji: "🍵", grams: 250, gramsSource: .user, source: .user)
         manual.nutrients = Macros(kcal: 2, proteinG: 0.1)
         try s.edit(mealID: dinner.mealID, [.addFood(manual), .title("Friday, pizza night")])
         try s.addWater(milliliters: 250, at: at("2026-11-22", "08:00"))

@@ -27,7 +27,7 @@ func at(_ day: String, _ hhmm: String, _ zone: TimeZone = berlin) -> Date {
 func food(_ name: String, grams: Double = 100, kcal: Double, protein: Double = 0, carbs: Double = 0, fat: Double = 0,
           fiber: Double = 0) -> MealFood {
     MealFood(label: name.lowercased().replacingOccurrences(of: " ", with: "_"), name: name, emoji: "🍽️", confidence: 0.8,
-             box: NormalizedBox(x: 0.1, y: 0.2, w: 0.3, h: 0.4), grams: grams, gramsSource: "box_area", source: "model",
+             box: NormalizedBox(x: 0.1, y: 0.2, w: 0.3, h: 0.4), grams: grams, gramsSource: .boxArea, source: .model,
              foodId: "sr:1", provenance: "test", per100g: Macros(kcal: kcal, proteinG: protein, carbsG: carbs, fatG: fat, fiberG: fiber))
 }
 

@@ -278,7 +278,7 @@ func db() throws -> NutritionDatabase {
     }
 
     @Test func timingsArePrinted() throws {
-        // Prints, never asserts: wall-clock thresholds do not belong in tests (see `foodmoment nutrition-db bench`).
+        // Prints, never asserts: wall-clock thresholds do not belong in tests (see `foodmoment dev nutrition-db bench`).
         let clock = ContinuousClock()
         var loaded: NutritionDatabase?
         let load = try clock.measure { loaded = try NutritionDatabase.load(directory: Paths.nutritionDB) }
@@ -407,7 +407,7 @@ func db() throws -> NutritionDatabase {
         #expect(bytesA == bytesB)
         // The committed file is what the current builder produces (not stale).
         let committed = try Data(contentsOf: Paths.nutritionDB.appendingPathComponent(Format.fileName))
-        #expect(committed == bytesA, "nutrition-db/nutrition.fmdb is stale: rebuild with `foodmoment nutrition-db build`")
+        #expect(committed == bytesA, "nutrition-db/nutrition.fmdb is stale: rebuild with `foodmoment dev nutrition-db build`")
         // The whole directory stays within the 40 MB budget.
         #expect(bytesA.count < 40_000_000)
     }

@@ -10,7 +10,7 @@ import Testing
 let may6 = Date(timeIntervalSince1970: 1_714_953_600)
 
 func food(_ name: String, grams: Double, per100 kcal: Double, p: Double, c: Double, f: Double, hash: String? = nil) -> MealFood {
-    MealFood(label: name.lowercased(), name: name, nameZh: "米饭", emoji: "🍚", grams: grams, gramsSource: "user", source: "user",
+    MealFood(label: name.lowercased(), name: name, nameZh: "米饭", emoji: "🍚", grams: grams, gramsSource: .user, source: .user,
              per100g: Macros(kcal: kcal, proteinG: p, carbsG: c, fatG: f, fiberG: 1), photoHash: hash)
 }
 

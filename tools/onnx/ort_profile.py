@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Per-node profile of EfficientNet-Lite0 in onnxruntime (1 intra-op thread), to set beside `foodmoment bench --layers --per-layer`.
+"""Per-node profile of EfficientNet-Lite0 in onnxruntime (1 intra-op thread), to set beside `foodmoment dev bench --layers --per-layer`.
 
 Builds the same graph as ort_bench.py (export_onnx.py), runs --runs inferences with SessionOptions.enable_profiling,
 and prints each node's fastest run in network order (microseconds, op, input and weight shapes), then the total of
