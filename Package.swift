@@ -4,9 +4,14 @@ import PackageDescription
 
 /// One settings array for every Swift target: Swift 6 mode plus the upcoming features that keep
 /// imports honest (`InternalImportsByDefault`, `MemberImportVisibility`) and existentials explicit.
-/// `FOODMOMENT_TARGET_CPU=native` (or `znver4`, `haswell`, …) opts into CPU-specific code generation
-/// for the numeric modules; the default build stays portable x86-64 / aarch64.
-let targetCPU = ProcessInfo.processInfo.environment["FOODMOMENT_TARGET_CPU"].flatMap { $0.isEmpty ? nil : $0 }
+let environment = ProcessInfo.processInfo.environment
+/// `FOODMOMENT_TARGET_CPU=native` (or `znver4`, `haswell`, …) opts into CPU-specific code generation for the numeric
+/// modules; `./foodmoment` sets it, since it runs the binary on the machine that built it.
+let targetCPU = environment["FOODMOMENT_TARGET_CPU"].flatMap { $0.isEmpty ? nil : $0 }
+/// `FOODMOMENT_OPTIMIZE=1` (set by `./run-tests` and the sanitizer script; implied by a target CPU) adds the unsafe
+/// flags below. Without either variable the package has no `unsafeFlags` at all, which SwiftPM requires of a package
+/// used as a versioned dependency: the default build is the portable one another package gets.
+let optimize = targetCPU != nil || !["", "0"].contains(environment["FOODMOMENT_OPTIMIZE"] ?? "")
 
 let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
@@ -15,14 +20,14 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ] + (targetCPU == nil ? [] : [.define("FOODMOMENT_CPU_TUNED")])
 
-/// Hot numeric modules (CNN kernels, resize, barcode scanning) get `-Ounchecked` in release builds and,
-/// when asked for, `-target-cpu`. Measured in `foodmoment bench`; see README "Benchmarks".
-/// Debug builds optimise them too (`-O`, checks kept): an unoptimised CNN forward takes seconds, which would make the
-/// model tests crawl.
-let numericSettings: [SwiftSetting] = swiftSettings + [
+/// Hot numeric modules (CNN kernels, resize, barcode scanning), when opted in: `-Ounchecked` in release builds (the
+/// kernels check their shapes once with `precondition`) and `-O` in debug builds, because an unoptimised CNN forward
+/// takes seconds and would make the model tests crawl; plus `-target-cpu` when asked for. `foodmoment dev bench`
+/// measures the difference (docs/benchmarks.md).
+let numericSettings: [SwiftSetting] = swiftSettings + (optimize ? [
     .unsafeFlags(["-Ounchecked", "-wmo"], .when(configuration: .release)),
     .unsafeFlags(["-O"], .when(configuration: .debug)),
-] + (targetCPU.map { [SwiftSetting.unsafeFlags(["-target-cpu", $0])] } ?? [])
+] : []) + (targetCPU.map { [SwiftSetting.unsafeFlags(["-target-cpu", $0])] } ?? [])
 
 let package = Package(
     name: "FoodMoment",
@@ -40,7 +45,7 @@ let package = Package(
         // photo content digest (libcrypto SHA-256).
         .target(
             name: "CImageShims",
-            cSettings: [.unsafeFlags(["-O2"])],
+            cSettings: optimize ? [.unsafeFlags(["-O2"])] : [],
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("z"), .linkedLibrary("crypto")]
         ),
         // C: one blocking libcurl GET with every option we rely on (variadic setopt and callbacks stay in C).
@@ -81,6 +86,9 @@ let package = Package(
         ),
         // Composition: the meal store as the batch's journal (FoodMoment's BatchJournal over MealStore).
         .target(name: "BatchStore", dependencies: ["FoodMoment", "MealStore", "FoodCore"], swiftSettings: swiftSettings),
+        // The library as another package uses it: analyse photos, print foods and kcal (CI builds it from a clone by
+        // URL and version too: tools/consumer/check).
+        .executableTarget(name: "analyze-photo", dependencies: ["FoodMoment"], path: "Examples/AnalyzePhoto", swiftSettings: swiftSettings),
         .executableTarget(
             name: "foodmoment",
             dependencies: [

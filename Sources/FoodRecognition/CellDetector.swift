@@ -118,6 +118,14 @@ public enum CellRegions {
     }
 }
 
+/// How the cell detector's probability thresholds make regions.
+public enum ThresholdMode: String, Sendable, Codable, Equatable {
+    /// Regions at every threshold pooled, then non-maximum suppression.
+    case pool
+    /// A region replaced by its parts at the next threshold only when it falls apart into two or more there.
+    case split
+}
+
 /// `models/food-head/cell-head.json`: a softmax over (background + food labels) for every cell of the localisation
 /// pass's feature map, with the thresholds that turn its argmax into boxes and how it was trained.
 public struct CellHeadModel: Sendable, Codable, Equatable {
@@ -130,7 +138,7 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
     public var minProbabilities: [Float]?
     /// How regions at several thresholds combine: `pool` (all of them, then NMS) or `split` (a region is replaced
     /// by its parts at the next threshold only when it falls apart into two or more there).
-    public var thresholdMode: String = "pool"
+    public var thresholdMode: ThresholdMode = .pool
     /// Regions smaller than this many map cells are dropped.
     public var minCells: Double = 0.5
     /// Probability maps are upsampled this many times (bilinear) before regions are taken.
@@ -145,8 +153,8 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
     /// … that do not lie this much (share of their area) inside a better region of the same label …
     public var containedFraction: Double = 1
     /// … and, when the whole-photo head gives a label the cell head knows at least this probability, that label for
-    /// every region (one kind of food in the photo).
-    public var dominantProbability: Double = 2
+    /// every region (one kind of food in the photo); nil = never.
+    public var dominantProbability: Double?
     /// A region's label = argmax over foods of (its cells' mean probability)^(1−w) · (whole-photo probability)^w;
     /// 0 = the cells' own argmax.
     public var labelWeight: Double = 0
@@ -166,7 +174,7 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
         head = try c.decode(SoftmaxHead.self, forKey: .head)
         minProbability = try c.decodeIfPresent(Float.self, forKey: .minProbability) ?? 0.4
         minProbabilities = try c.decodeIfPresent([Float].self, forKey: .minProbabilities)
-        thresholdMode = try c.decodeIfPresent(String.self, forKey: .thresholdMode) ?? "pool"
+        thresholdMode = try c.decodeIfPresent(ThresholdMode.self, forKey: .thresholdMode) ?? .pool
         minCells = try c.decodeIfPresent(Double.self, forKey: .minCells) ?? 0.5
         upsample = try c.decodeIfPresent(Int.self, forKey: .upsample) ?? 4
         nmsIoU = try c.decodeIfPresent(Double.self, forKey: .nmsIoU) ?? 0.5
@@ -174,7 +182,7 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
         globalWeight = try c.decodeIfPresent(Double.self, forKey: .globalWeight) ?? 0
         minConfidence = try c.decodeIfPresent(Double.self, forKey: .minConfidence) ?? 0
         containedFraction = try c.decodeIfPresent(Double.self, forKey: .containedFraction) ?? 1
-        dominantProbability = try c.decodeIfPresent(Double.self, forKey: .dominantProbability) ?? 2
+        dominantProbability = try c.decodeIfPresent(Double.self, forKey: .dominantProbability)
         labelWeight = try c.decodeIfPresent(Double.self, forKey: .labelWeight) ?? 0
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
     }
@@ -263,7 +271,7 @@ public struct CellDetector: Sendable {
     /// Boxes from per-cell probabilities on a `width × height` grid (see `probabilities`).
     public func detect(probabilities p: [Float], width gw: Int, height gh: Int) -> [CellDetection] {
         Self.detect(probabilities: p, classes: classes.count, width: gw, height: gh, upsample: model.upsample,
-                    thresholds: model.minProbabilities ?? [model.minProbability], split: model.thresholdMode == "split",
+                    thresholds: model.minProbabilities ?? [model.minProbability], split: model.thresholdMode == .split,
                     minCells: model.minCells, nmsIoU: model.nmsIoU,
                     crossClassIoU: model.crossClassIoU)
     }

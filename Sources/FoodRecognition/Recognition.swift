@@ -61,16 +61,16 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     public var candidateThreshold: Float = 0.1
     /// Input size for the localisation map (0 = reuse the 224×224 classification pass; 448 gives a 14×14 map on
     /// which the items of a shared plate look as large as the crops the head was trained on).
-    public var localisationSize: Int = 0
+    public var localizationSize: Int = 0
     /// A photo whose ImageNet "food context" mass (see `FoodContext`) is below this is "unknown / not food".
     public var foodContextThreshold: Float = 0
     /// The learned-food matcher's cosine-similarity threshold.
     public var matcherThreshold: Float = 0.8
     /// Where the whole-photo embedding comes from: `mirror_pair` (224×224 photo + mirror image, mean), `single`
     /// (one 224×224 view), `localisation` (the localisation pass's own embedding = the mean of its map; no 224 pass).
-    public var embeddingSource: String = "mirror_pair"
-    /// Boxes from `cells` (the per-cell detector, `cell-head.json`, when present) or `cam` (class activation maps).
-    public var localiser: String = "cells"
+    public var embeddingSource: EmbeddingSource = .mirrorPair
+    /// Where boxes come from.
+    public var localizer: Localizer = .cells
     /// One answer per food for a person (see `FoodConsolidation`): regions whose label the whole photo rules out
     /// take the dominant label, touching regions of one label become one food, specks next to bigger foods go.
     /// false = every region the detector ranks (what `eval-detect --raw-boxes` scores).
@@ -84,21 +84,49 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
 
     public init() {}
 
+    enum CodingKeys: String, CodingKey {
+        case unknownThreshold, cellThreshold, singleFoodCellThreshold, candidateThreshold, foodContextThreshold
+        case matcherThreshold, embeddingSource, consolidate, keepAspect, note
+        // The file format's keys keep their original spelling.
+        case localizationSize = "localisationSize", localizer = "localiser"
+    }
+
+    /// Missing keys take the defaults above (one place for them); a missing `singleFoodCellThreshold` follows
+    /// `cellThreshold`.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        unknownThreshold = try c.decodeIfPresent(Float.self, forKey: .unknownThreshold) ?? 0.35
-        foodContextThreshold = try c.decodeIfPresent(Float.self, forKey: .foodContextThreshold) ?? 0
-        cellThreshold = try c.decodeIfPresent(Float.self, forKey: .cellThreshold) ?? 0.5
-        candidateThreshold = try c.decodeIfPresent(Float.self, forKey: .candidateThreshold) ?? 0.1
-        matcherThreshold = try c.decodeIfPresent(Float.self, forKey: .matcherThreshold) ?? 0.8
-        localisationSize = try c.decodeIfPresent(Int.self, forKey: .localisationSize) ?? 0
+        let d = RecognitionCalibration()
+        unknownThreshold = try c.decodeIfPresent(Float.self, forKey: .unknownThreshold) ?? d.unknownThreshold
+        foodContextThreshold = try c.decodeIfPresent(Float.self, forKey: .foodContextThreshold) ?? d.foodContextThreshold
+        cellThreshold = try c.decodeIfPresent(Float.self, forKey: .cellThreshold) ?? d.cellThreshold
+        candidateThreshold = try c.decodeIfPresent(Float.self, forKey: .candidateThreshold) ?? d.candidateThreshold
+        matcherThreshold = try c.decodeIfPresent(Float.self, forKey: .matcherThreshold) ?? d.matcherThreshold
+        localizationSize = try c.decodeIfPresent(Int.self, forKey: .localizationSize) ?? d.localizationSize
         singleFoodCellThreshold = try c.decodeIfPresent(Float.self, forKey: .singleFoodCellThreshold) ?? cellThreshold
-        embeddingSource = try c.decodeIfPresent(String.self, forKey: .embeddingSource) ?? "mirror_pair"
-        localiser = try c.decodeIfPresent(String.self, forKey: .localiser) ?? "cells"
-        consolidate = try c.decodeIfPresent(Bool.self, forKey: .consolidate) ?? true
-        keepAspect = try c.decodeIfPresent(Bool.self, forKey: .keepAspect) ?? false
-        note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
+        embeddingSource = try c.decodeIfPresent(EmbeddingSource.self, forKey: .embeddingSource) ?? d.embeddingSource
+        localizer = try c.decodeIfPresent(Localizer.self, forKey: .localizer) ?? d.localizer
+        consolidate = try c.decodeIfPresent(Bool.self, forKey: .consolidate) ?? d.consolidate
+        keepAspect = try c.decodeIfPresent(Bool.self, forKey: .keepAspect) ?? d.keepAspect
+        note = try c.decodeIfPresent(String.self, forKey: .note) ?? d.note
     }
+}
+
+/// Where stage 1's whole-photo embedding comes from.
+public enum EmbeddingSource: String, Sendable, Codable, Equatable, CaseIterable {
+    /// The 224×224 photo and its mirror image, mean.
+    case mirrorPair = "mirror_pair"
+    /// One 224×224 view.
+    case single
+    /// The localization pass's own embedding (the mean of its map); no 224 pass.
+    case localization = "localisation"
+}
+
+/// Where stage 1's boxes come from.
+public enum Localizer: String, Sendable, Codable, Equatable, CaseIterable {
+    /// The per-cell detector (`cell-head.json`, when present).
+    case cells
+    /// Class activation maps of the food head.
+    case cam
 }
 
 extension RecognitionCalibration {
@@ -110,7 +138,7 @@ extension RecognitionCalibration {
 
 /// The localisation pass's input: the photo stretched to `size × size`, or (keeping the aspect) its long side
 /// `size` and its short side the nearest multiple of 32 (one map cell per 32 input pixels), at least 224.
-public enum LocalisationInput {
+public enum LocalizationInput {
     public static func dimensions(imageWidth: Int, imageHeight: Int, size: Int, keepAspect: Bool) -> (width: Int, height: Int) {
         guard keepAspect, imageWidth > 0, imageHeight > 0, imageWidth != imageHeight else { return (size, size) }
         let long = max(imageWidth, imageHeight), short = min(imageWidth, imageHeight)
@@ -297,7 +325,7 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// The backbone passes of stage 1, by `calibration.embeddingSource` and `localisationSize`: the whole-photo
     /// embedding and ImageNet logits, and the feature map for boxes. `lap` marks the ends of the steps.
     func forwardPasses(_ image: RGBImage, lap: (String) -> Void = { _ in }) throws -> Passes {
-        let localSize = calibration.localisationSize
+        let localSize = calibration.localizationSize
         let useTop = foodTop != nil
         let tap = foodTop?.tapBlock
         /// A pass that also gives the feature map: the food embedding from its tap when there is a top.
@@ -308,7 +336,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         }
         var whole: [(embedding: [Float], logits: [Float])]
         var localMap: FloatImage?, localBlock: FloatImage?
-        if calibration.embeddingSource == "localisation" {
+        if calibration.embeddingSource == .localization {
             let input = ImageResampler.tensor(from: image, mode: .stretch, size: max(localSize, Self.inputSize),
                                               normalization: .efficientNetLite)
             lap("preprocess")
@@ -316,9 +344,9 @@ public final class FoodRecognizer: @unchecked Sendable {
             whole = pass.whole
             localMap = pass.outs.first?.featureMap; localBlock = pass.outs.first?.blockOutput
         } else {
-            let inputs = calibration.embeddingSource == "single" ? [Self.preprocess(image)] : Self.preprocessWithMirror(image)
+            let inputs = calibration.embeddingSource == .single ? [Self.preprocess(image)] : Self.preprocessWithMirror(image)
             let localInput = localSize > Self.inputSize
-                ? LocalisationInput.tensor(image, size: localSize, keepAspect: calibration.keepAspect) : nil
+                ? LocalizationInput.tensor(image, size: localSize, keepAspect: calibration.keepAspect) : nil
             lap("preprocess")
             if let localInput {
                 whole = try embeddings(of: inputs)
@@ -373,11 +401,11 @@ public final class FoodRecognizer: @unchecked Sendable {
             // A confident whole-photo label, or (a shared plate) confident regions of the map.
             let confident = (top.first?.probability ?? 0) >= calibration.unknownThreshold
             let size = (image.width, image.height)
-            if let cellDetector, calibration.localiser != "cam" {
+            if let cellDetector, calibration.localizer != .cam {
                 foods = detectCells(cellDetector, map: map, global: top, reference: reference, imageSize: size)
             }
             if foods.isEmpty {
-                foods = localise(map: try passes.foodMap(), global: top, includeBest: confident, reference: reference,
+                foods = localize(map: try passes.foodMap(), global: top, includeBest: confident, reference: reference,
                                  imageSize: size)
             }
             unknown = foods.isEmpty
@@ -421,7 +449,7 @@ public final class FoodRecognizer: @unchecked Sendable {
             return (label, confidence, d.box)
         }
         let model = detector.model
-        if let best = global.first, Double(best.probability) >= model.dominantProbability, detector.classes.contains(best.label) {
+        if let best = global.first, let dominant = model.dominantProbability, Double(best.probability) >= dominant, detector.classes.contains(best.label) {
             items = items.map { (best.label, $0.confidence, $0.box) }
         }
         // The answer for a person: confident regions, nested duplicates of a label dropped.
@@ -456,7 +484,7 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// the whole photo and win cells of the map), its per-cell logit map is upsampled 4× (bilinear), each fine
     /// cell goes to the candidate with the highest normalised activation, and a label's box is the bounding box of
     /// its largest connected region above `cellThreshold` of its activation range.
-    func localise(map: FloatImage, global: [LabelScore], includeBest: Bool = true, reference: ReferenceObject? = nil,
+    func localize(map: FloatImage, global: [LabelScore], includeBest: Bool = true, reference: ReferenceObject? = nil,
                   imageSize: (width: Int, height: Int) = (1, 1)) -> [RecognizedFood] {
         let gh = map.height, gw = map.width, d = map.channels, c = head.classes.count
         let cells = gh * gw

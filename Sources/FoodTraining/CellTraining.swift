@@ -47,7 +47,7 @@ public enum CellTraining {
     }
 
     /// The labelled cells of one photo for every localisation size in `sizes` and input shape in `aspects` (false =
-    /// stretched square, true = aspect kept, see `LocalisationInput`), plain and (with `mirror`) mirrored.
+    /// stretched square, true = aspect kept, see `LocalizationInput`), plain and (with `mirror`) mirrored.
     /// `classIndex` maps a box label to its class (0 = background); unknown labels are ignored cells.
     public static func cells(of image: RGBImage, record: DetectionRecord, classIndex: [String: Int], sizes: [Int], mirror: Bool,
                              aspects: [Bool] = [false], backbone: EfficientNetLite0, maxForeground: Int, maxBackground: Int,
@@ -55,7 +55,7 @@ public enum CellTraining {
         let views: [(RGBImage, Bool)] = mirror ? [(image, false), (image.applying(.upMirrored), true)] : [(image, false)]
         var features: [[Float]] = [], labels: [Int] = []
         for size in sizes { for keepAspect in aspects {
-            let inputs = views.map { LocalisationInput.tensor($0.0, size: size, keepAspect: keepAspect) }
+            let inputs = views.map { LocalizationInput.tensor($0.0, size: size, keepAspect: keepAspect) }
             let outs = try backbone.forward(inputs, includeFeatureMap: true)
             for (k, out) in outs.enumerated() {
                 guard let map = out.featureMap else { continue }

@@ -40,7 +40,7 @@ public struct PrototypeMatcher: Sendable, Codable, Equatable {
             guard e.count == dimension else {
                 throw .invalidInput(reason: "example for \(label) has \(e.count) values, the matcher uses \(dimension)")
             }
-            guard let u = Self.normalised(e) else { throw .invalidInput(reason: "an example for \(label) is all zeros") }
+            guard let u = Self.normalized(e) else { throw .invalidInput(reason: "an example for \(label) is all zeros") }
             for j in 0..<dimension { sum[j] += u[j] }
         }
         if let i = prototypes.firstIndex(where: { $0.label == label }) {
@@ -59,9 +59,9 @@ public struct PrototypeMatcher: Sendable, Codable, Equatable {
         guard embedding.count == dimension else {
             throw .invalidInput(reason: "embedding has \(embedding.count) values, the matcher uses \(dimension)")
         }
-        guard let q = Self.normalised(embedding) else { return Match(label: nil, similarity: 0, ranked: []) }
+        guard let q = Self.normalized(embedding) else { return Match(label: nil, similarity: 0, ranked: []) }
         let ranked = prototypes.compactMap { p -> LabelScore? in
-            guard let c = Self.normalised(p.sum) else { return nil }
+            guard let c = Self.normalized(p.sum) else { return nil }
             var dot: Float = 0
             for j in 0..<dimension { dot += q[j] * c[j] }
             return LabelScore(label: p.label, probability: dot)
@@ -91,7 +91,7 @@ public struct PrototypeMatcher: Sendable, Codable, Equatable {
         return m
     }
 
-    static func normalised(_ v: [Float]) -> [Float]? {
+    static func normalized(_ v: [Float]) -> [Float]? {
         let norm = v.reduce(Float(0)) { $0 + $1 * $1 }.squareRoot()
         guard norm > 0, norm.isFinite else { return nil }
         return v.map { $0 / norm }

@@ -1,4 +1,4 @@
-import ArgumentParser
+public import ArgumentParser
 import FoodCore
 import FoodVision
 import Foundation
@@ -214,21 +214,17 @@ struct EvalDetectCommand: AsyncParsableCommand {
 
 /// Overrides of stage 1's pass structure and localiser, for measuring the choices in `calibration.json`.
 struct PassOptions: ParsableArguments {
-    @Option(help: "Whole-photo embedding from: mirror_pair, single, localisation (default: calibration.json).") var embedding: String?
-    @Option(help: "Localisation pass input size (0 = reuse the 224 pass; default: calibration.json).") var localisationSize: Int?
-    @Option(help: "Boxes from: cells, cam (default: calibration.json).") var localiser: String?
+    @Option(help: "Whole-photo embedding from: mirror_pair, single, localisation (default: calibration.json).") var embedding: EmbeddingSource?
+    @Option(help: "Localization pass input size (0 = reuse the 224 pass; default: calibration.json).") var localizationSize: Int?
+    @Option(help: "Boxes from: cells, cam (default: calibration.json).") var localizer: Localizer?
     @Option(help: "Cell head JSON to use instead of models/food-head/cell-head.json.") var cellHead: String?
     @Option(help: "Localisation pass shape: keep (the photo's aspect) or stretch (a square) (default: calibration.json).") var aspect: String?
     @Flag(help: "Every region the cell detector ranks, without merging them into one answer per food (the detector's own mAP).") var rawBoxes = false
 
     func validate() throws {
-        if let e = embedding, !["mirror_pair", "single", "localisation"].contains(e) {
-            throw ValidationError("--embedding is mirror_pair, single or localisation, not \(e)")
-        }
         if let a = aspect, !["keep", "stretch"].contains(a) { throw ValidationError("--aspect is keep or stretch, not \(a)") }
-        if let l = localiser, !["cells", "cam"].contains(l) { throw ValidationError("--localiser is cells or cam, not \(l)") }
-        if let s = localisationSize, s != 0 && (s < 224 || s % 32 != 0) {
-            throw ValidationError("--localisation-size is 0 or a multiple of 32 of at least 224, not \(s)")
+        if let s = localizationSize, s != 0 && (s < 224 || s % 32 != 0) {
+            throw ValidationError("--localization-size is 0 or a multiple of 32 of at least 224, not \(s)")
         }
     }
 
@@ -241,11 +237,14 @@ struct PassOptions: ParsableArguments {
         return recognizers.map { r in
             var c = r.calibration
             if let embedding { c.embeddingSource = embedding }
-            if let localisationSize { c.localisationSize = localisationSize }
-            if let localiser { c.localiser = localiser }
+            if let localizationSize { c.localizationSize = localizationSize }
+            if let localizer { c.localizer = localizer }
             if rawBoxes { c.consolidate = false }
             if let aspect { c.keepAspect = aspect == "keep" }
             return r.with(calibration: c, cellDetector: detector)
         }
     }
 }
+
+extension EmbeddingSource: ExpressibleByArgument {}
+extension Localizer: ExpressibleByArgument {}

@@ -260,7 +260,7 @@ struct TrainReferenceCommand: AsyncParsableCommand {
             }
         }
         let recognizers = try loadRecognizers(threads: threads, models: models)
-        let size = max(recognizers[0].calibration.localisationSize, FoodRecognizer.inputSize)
+        let size = max(recognizers[0].calibration.localizationSize, FoodRecognizer.inputSize)
         Output.note("train-reference: \(train.count) ECUSTFD train photos with a coin, \(negativePhotos.count) negative photos, \(size)×\(size) maps")
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
         let jobs: [(path: String, record: DetectionRecord?)] = train.map { ($0.image, $0) } + negativePhotos.map { ($0, nil) }
@@ -274,7 +274,7 @@ struct TrainReferenceCommand: AsyncParsableCommand {
                 defer { i += recognizers.count }
                 var rng = SplitMix64(seed: UInt64(i + 1))
                 guard case .success(let (decoded, _)) = decoder.decode(path: jobs[i].path) else { continue }
-                let input = LocalisationInput.tensor(decoded.image, size: size, keepAspect: recognizers[w].calibration.keepAspect)
+                let input = LocalizationInput.tensor(decoded.image, size: size, keepAspect: recognizers[w].calibration.keepAspect)
                 guard let map = (try? recognizers[w].backbone.forward([input], includeFeatureMap: true))?.first?.featureMap else { continue }
                 let gw = map.width, gh = map.height, d = map.channels
                 func cell(_ x: Int, _ y: Int) -> [Float] { Array(map.values[((y * gw + x) * d)..<((y * gw + x + 1) * d)]) }

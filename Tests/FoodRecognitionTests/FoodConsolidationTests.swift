@@ -58,14 +58,14 @@ struct FoodConsolidationTests {
     }
 
     @Test func localisationInputKeepsTheAspectOnMultiplesOf32() {
-        #expect(LocalisationInput.dimensions(imageWidth: 504, imageHeight: 378, size: 448, keepAspect: true) == (448, 352))
-        #expect(LocalisationInput.dimensions(imageWidth: 240, imageHeight: 320, size: 448, keepAspect: true) == (352, 448))
-        #expect(LocalisationInput.dimensions(imageWidth: 300, imageHeight: 300, size: 448, keepAspect: true) == (448, 448))
-        #expect(LocalisationInput.dimensions(imageWidth: 1000, imageHeight: 100, size: 448, keepAspect: true) == (448, 224),
+        #expect(LocalizationInput.dimensions(imageWidth: 504, imageHeight: 378, size: 448, keepAspect: true) == (448, 352))
+        #expect(LocalizationInput.dimensions(imageWidth: 240, imageHeight: 320, size: 448, keepAspect: true) == (352, 448))
+        #expect(LocalizationInput.dimensions(imageWidth: 300, imageHeight: 300, size: 448, keepAspect: true) == (448, 448))
+        #expect(LocalizationInput.dimensions(imageWidth: 1000, imageHeight: 100, size: 448, keepAspect: true) == (448, 224),
                 "a panorama's short side stays at least 224")
-        #expect(LocalisationInput.dimensions(imageWidth: 504, imageHeight: 378, size: 448, keepAspect: false) == (448, 448))
+        #expect(LocalizationInput.dimensions(imageWidth: 504, imageHeight: 378, size: 448, keepAspect: false) == (448, 448))
         let image = RGBImage(width: 40, height: 30, pixels: [UInt8](repeating: 127, count: 40 * 30 * 3))
-        let t = LocalisationInput.tensor(image, size: 448, keepAspect: true)
+        let t = LocalizationInput.tensor(image, size: 448, keepAspect: true)
         #expect(t.width == 448 && t.height == 352 && t.channels == 3 && t.values.count == 448 * 352 * 3)
         #expect(t.values.allSatisfy { abs($0) < 1e-3 }, "(127 - 127) / 128 everywhere")
     }

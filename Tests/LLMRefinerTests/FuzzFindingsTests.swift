@@ -28,7 +28,7 @@ struct LLMFuzzFindingsTests {
         #expect(failure.retryable && failure.serverWait == .milliseconds(365 * 24 * 3600 * 1000))
     }
 
-    /// A `Retry-After` of `Su߱�� 1` (the llm-openai fuzz target, session 3) made Foundation's DateFormatter trap
+    /// A `Retry-After` of `Su߱�� 1` (found by the llm-openai fuzz target) made Foundation's DateFormatter trap
     /// ("Incorrect range CFRange(location: 0, length: 2)"); a header that is not printable ASCII is not a date.
     @Test func nonASCIIRetryAfterIsNotADateAndDoesNotTrap() {
         let tail: [UInt8] = [0x53, 0x75, 0xDF, 0xB1, 0x90, 0x89, 0x20, 0x31]
