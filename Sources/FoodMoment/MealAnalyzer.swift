@@ -170,7 +170,7 @@ public final class MealAnalyzer: @unchecked Sendable {
                 var result = PhotoResult(file: path, decode: summary)
                 result.photoHash = file.sha256
                 result.foods = foods
-                if foods.contains(where: { $0.nutrition != nil }) { result.totals = MealTotals(foods) }
+                if foods.contains(where: { $0.nutrition != nil }) { result.totals = Macros(totalOf: foods) }
                 result.unknown = recognition.unknown
                 result.top = recognition.top
                 result.reference = recognition.reference

@@ -63,7 +63,7 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     /// over 2,000 kcal): reported, never silently corrected.
     public var flags: [PlausibilityFlag]?
     /// Sums over the foods that have nutrition.
-    public var totals: MealTotals?
+    public var totals: Macros?
     /// Stage 2 (optional LLM refinement): refined or why not. nil when refinement was not asked for.
     public var refinement: RefinementInfo?
 
@@ -139,23 +139,12 @@ extension Double {
     }
 }
 
-/// Nutrition totals of one photo's foods.
-public struct MealTotals: Sendable, Codable, Equatable {
-    public var kcal: Double
-    public var proteinG: Double
-    public var carbsG: Double
-    public var fatG: Double
-    public var fiberG: Double
-
-    enum CodingKeys: String, CodingKey {
-        case kcal
-        case proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g", fiberG = "fiber_g"
-    }
-
-    public init(_ foods: [AnalyzedFood]) {
+extension Macros {
+    /// The sums over the foods that have nutrition, each rounded to 0.1 (a photo's `totals`).
+    public init(totalOf foods: [AnalyzedFood]) {
         func sum(_ key: KeyPath<FoodNutrition, Double?>) -> Double {
             (foods.compactMap { $0.nutrition?[keyPath: key] }.reduce(0, +) * 10).rounded() / 10
         }
-        kcal = sum(\.kcal); proteinG = sum(\.proteinG); carbsG = sum(\.carbsG); fatG = sum(\.fatG); fiberG = sum(\.fiberG)
+        self.init(kcal: sum(\.kcal), proteinG: sum(\.proteinG), carbsG: sum(\.carbsG), fatG: sum(\.fatG), fiberG: sum(\.fiberG))
     }
 }

@@ -121,7 +121,7 @@ public final class PhotoRefiner: Sendable {
             info.dropped = merged.dropped.isEmpty ? nil : merged.dropped
             result.foods = merged.foods
             result.unknown = merged.foods.isEmpty
-            result.totals = merged.foods.contains(where: { $0.nutrition != nil }) ? MealTotals(merged.foods) : nil
+            result.totals = merged.foods.contains(where: { $0.nutrition != nil }) ? Macros(totalOf: merged.foods) : nil
             if let db = nutrition {
                 let items = merged.foods.compactMap { f in f.nutrition.flatMap { db.food(id: $0.foodId) }.map { (food: $0, grams: f.food.grams) } }
                 let flags = Plausibility.check(items)

@@ -91,6 +91,27 @@ public enum CellRegions {
         return out
     }
 
+    /// Each of `channels` maps on a `width × height` grid (cell-major: `values[cell * channels + k]`) upsampled
+    /// `scale`× bilinearly with half-pixel centres (edges clamped), in the same layout on the fine grid.
+    public static func upsampleBilinear(_ values: [Float], channels c: Int, width gw: Int, height gh: Int, scale s: Int) -> [Float] {
+        precondition(values.count == gw * gh * c, "\(values.count) values for \(gw)×\(gh) cells × \(c) channels")
+        let fw = gw * s, fh = gh * s
+        var out = [Float](repeating: 0, count: fw * fh * c)
+        for fy in 0..<fh {
+            let v = min(max((Float(fy) + 0.5) / Float(s) - 0.5, 0), Float(gh - 1))
+            let y0 = Int(v), y1 = min(y0 + 1, gh - 1), ty = v - Float(y0)
+            for fx in 0..<fw {
+                let u = min(max((Float(fx) + 0.5) / Float(s) - 0.5, 0), Float(gw - 1))
+                let x0 = Int(u), x1 = min(x0 + 1, gw - 1), tx = u - Float(x0)
+                let a = (y0 * gw + x0) * c, b = (y0 * gw + x1) * c, cc = (y1 * gw + x0) * c, d = (y1 * gw + x1) * c
+                let wa = (1 - tx) * (1 - ty), wb = tx * (1 - ty), wc = (1 - tx) * ty, wd = tx * ty
+                let o = (fy * fw + fx) * c
+                for k in 0..<c { out[o + k] = values[a + k] * wa + values[b + k] * wb + values[cc + k] * wc + values[d + k] * wd }
+            }
+        }
+        return out
+    }
+
     /// The normalised bounding box of a region's cells.
     public static func box(of members: [Int], width: Int, height: Int) -> NormalizedBox {
         guard !members.isEmpty else { return NormalizedBox(x: 0, y: 0, w: 0, h: 0) }
@@ -286,24 +307,13 @@ public struct CellDetector: Sendable {
                               thresholds: [Float], split: Bool = false, minCells: Double, nmsIoU: Double, crossClassIoU: Double) -> [CellDetection] {
         precondition(p.count == gw * gh * c, "probabilities: \(p.count) values for \(gw)×\(gh) cells × \(c) classes")
         let fw = gw * s, fh = gh * s
+        let fine = CellRegions.upsampleBilinear(p, channels: c, width: gw, height: gh, scale: s)
         var argmax = [Int](repeating: 0, count: fw * fh)
         var ownerP = [Float](repeating: 0, count: fw * fh)
-        var fine = [Float](repeating: 0, count: c)
-        for fy in 0..<fh {
-            let v = min(max((Float(fy) + 0.5) / Float(s) - 0.5, 0), Float(gh - 1))
-            let y0 = Int(v), y1 = min(y0 + 1, gh - 1), ty = v - Float(y0)
-            for fx in 0..<fw {
-                let u = min(max((Float(fx) + 0.5) / Float(s) - 0.5, 0), Float(gw - 1))
-                let x0 = Int(u), x1 = min(x0 + 1, gw - 1), tx = u - Float(x0)
-                let a = (y0 * gw + x0) * c, b = (y0 * gw + x1) * c, cc = (y1 * gw + x0) * c, d = (y1 * gw + x1) * c
-                let wa = (1 - tx) * (1 - ty), wb = tx * (1 - ty), wc = (1 - tx) * ty, wd = tx * ty
-                var best = 0, bestP = -Float.infinity
-                for k in 0..<c {
-                    fine[k] = p[a + k] * wa + p[b + k] * wb + p[cc + k] * wc + p[d + k] * wd
-                    if fine[k] > bestP { bestP = fine[k]; best = k }
-                }
-                argmax[fy * fw + fx] = best; ownerP[fy * fw + fx] = bestP
-            }
+        for f in 0..<(fw * fh) {
+            var best = 0, bestP = -Float.infinity
+            for k in 0..<c where fine[f * c + k] > bestP { bestP = fine[f * c + k]; best = k }
+            argmax[f] = best; ownerP[f] = bestP
         }
         var found: [CellDetection] = []
         let minFine = max(1, Int((minCells * Double(s * s)).rounded(.up)))

@@ -524,22 +524,13 @@ public final class FoodRecognizer: @unchecked Sendable {
         let first = includeBest ? [candidates[0]] : []
         candidates = Array((first + candidates.dropFirst(first.count).sorted { $0.probability > $1.probability }).prefix(6))
         // Upsampled, range-normalised activation of each candidate.
-        let scale = 4, fh = gh * scale, fw = gw * scale
+        let scale = 4, fh = gh * scale, fw = gw * scale, n = candidates.count
+        var picked = [Float](repeating: 0, count: cells * n)
+        for cell in 0..<cells { for (k, cand) in candidates.enumerated() { picked[cell * n + k] = logits[cell * c + cand.index] } }
+        let upsampled = CellRegions.upsampleBilinear(picked, channels: n, width: gw, height: gh, scale: scale)
         var maps: [[Float]] = []
-        for (i, _) in candidates {
-            var fine = [Float](repeating: 0, count: fh * fw)
-            for fy in 0..<fh {
-                let v = min(max((Float(fy) + 0.5) / Float(scale) - 0.5, 0), Float(gh - 1))
-                let y0 = Int(v), y1 = min(y0 + 1, gh - 1), ty = v - Float(y0)
-                for fx in 0..<fw {
-                    let u = min(max((Float(fx) + 0.5) / Float(scale) - 0.5, 0), Float(gw - 1))
-                    let x0 = Int(u), x1 = min(x0 + 1, gw - 1), tx = u - Float(x0)
-                    func at(_ y: Int, _ x: Int) -> Float { logits[(y * gw + x) * c + i] }
-                    let top = at(y0, x0) * (1 - tx) + at(y0, x1) * tx
-                    let bottom = at(y1, x0) * (1 - tx) + at(y1, x1) * tx
-                    fine[fy * fw + fx] = top * (1 - ty) + bottom * ty
-                }
-            }
+        for k in 0..<n {
+            let fine = (0..<(fh * fw)).map { upsampled[$0 * n + k] }
             let lo = fine.min() ?? 0, hi = fine.max() ?? 1
             let range = max(hi - lo, 1e-6)
             maps.append(fine.map { ($0 - lo) / range })
@@ -551,22 +542,9 @@ public final class FoodRecognizer: @unchecked Sendable {
             owner[p] = best
         }
         var foods: [RecognizedFood] = []
-        var seen = [Bool](repeating: false, count: fh * fw)
         var largest = [[Int]](repeating: [], count: maps.count)
-        for start in 0..<(fh * fw) where owner[start] >= 0 && !seen[start] {
-            var stack = [start], members: [Int] = []
-            seen[start] = true
-            while let p = stack.popLast() {
-                members.append(p)
-                let y = p / fw, x = p % fw
-                for (dy, dx) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
-                    let ny = y + dy, nx = x + dx
-                    guard ny >= 0, ny < fh, nx >= 0, nx < fw else { continue }
-                    let n = ny * fw + nx
-                    if !seen[n] && owner[n] == owner[start] { seen[n] = true; stack.append(n) }
-                }
-            }
-            if members.count > largest[owner[start]].count { largest[owner[start]] = members }
+        for region in CellRegions.regions(owner: owner, width: fw, height: fh) where region.members.count > largest[region.owner].count {
+            largest[region.owner] = region.members
         }
         var present = largest.indices.filter { !largest[$0].isEmpty && (largest[$0].count >= scale * scale || $0 == 0) }
         // The coin is never a food: a region lying mostly on it is dropped.
@@ -581,10 +559,7 @@ public final class FoodRecognizer: @unchecked Sendable {
             }
         }
         for k in present {
-            let region = largest[k]
-            let ys = region.map { $0 / fw }, xs = region.map { $0 % fw }
-            let box = NormalizedBox(x: Double(xs.min()!) / Double(fw), y: Double(ys.min()!) / Double(fh),
-                                    w: Double(xs.max()! - xs.min()! + 1) / Double(fw), h: Double(ys.max()! - ys.min()! + 1) / Double(fh))
+            let box = CellRegions.box(of: largest[k], width: fw, height: fh)
             let label = head.classes[candidates[k].index]
             let (grams, source) = GramsEstimator.estimate(label: label, portionGrams: portions.grams(for: label), box: box,
                                                           multipleFoods: present.count > 1, reference: reference,

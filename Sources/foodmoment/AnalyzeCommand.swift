@@ -180,44 +180,23 @@ struct AnalyzeCommand: AsyncParsableCommand {
             let writer = try AnnotationWriter(directory: annotate)
             runner.output = { writer.write($0) }
         }
-        var csvWriter: LineWriter?
-        if let csv {
-            csvWriter = try LineWriter(path: csv)
-            csvWriter?.write(ResultCSV.header)
+        var printers: [any ResultPrinter] = []
+        if json { printers.append(JSONArrayPrinter()) } else if ndjson { printers.append(NDJSONPrinter()) } else {
+            printers.append(TextPrinter(nameWidth: min(60, photos.map(\.count).max() ?? 0)))
         }
+        if let csv { printers.append(try CSVFilePrinter(path: csv)) }
         let progress = ProgressLine(total: photos.count)
-        let nameWidth = min(60, photos.map(\.count).max() ?? 0)
         let interrupt = InterruptFlag()
-        let stdout = LineWriter.standardOutput
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let pretty = JSONEncoder()
-        pretty.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        if json { stdout.write("[") }
-        var first = true
+        for p in printers { p.begin() }
         let summary = await runner.run(paths: photos, workers: workers, onItem: { item in
             let r = item.result
             if let e = item.journalError { Output.note("warning: \(r.file): not stored in the journal: \(e)") }
             if case .failure(let e)? = item.output { Output.note("warning: \(r.file): no annotated picture: \(e.message)") }
-            if ndjson {
-                if let data = try? encoder.encode(r) { stdout.write(String(decoding: data, as: UTF8.self)) }
-            } else if json {
-                if let data = try? pretty.encode(r) {
-                    let text = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-                        .map { "  " + $0 }.joined(separator: "\n")
-                    stdout.write((first ? "" : ",") + "\n" + text, newline: false)
-                    first = false
-                }
-            } else {
-                printLine(r, nameWidth: nameWidth, item: item)
-            }
-            for row in ResultCSV.rows(r) { csvWriter?.write(row) }
+            for p in printers { p.print(item) }
         }, onDone: { progress.advance($0) }, shouldStop: { interrupt.isSet })
         progress.finish()
-        if json { stdout.write(first ? "]" : "\n]") }
-        csvWriter?.close()
         let line = summaryLine(summary)
-        if json || ndjson { Output.note("summary: " + line) } else { print(line) }
+        for p in printers { p.finish(summary: line) }
         if log && summary.mealsCreated + summary.mealsMerged > 0 {
             // The run's own store, already open; an error here only means no new achievements are shown.
             for a in (try? journal?.store.updateAchievements()) ?? [] { Output.note("🏆 achievement unlocked: \(a.title)") }
@@ -239,42 +218,5 @@ struct AnalyzeCommand: AsyncParsableCommand {
         text += String(format: ", %.1f s, %.1f photos/s on %d thread%@", s.seconds, s.photosPerSecond, s.workers, s.workers == 1 ? "" : "s")
         if log { text += "; diary: \(s.mealsCreated) meals created, \(s.mealsMerged) photos merged into meals, \(s.duplicates) already logged" }
         return text
-    }
-
-    private func printLine(_ r: PhotoResult, nameWidth: Int, item: BatchRunner.Item) {
-        let file = Output.pad(r.file, nameWidth)
-        if let d = r.decode {
-            let size = Output.pad("\(d.format.uppercased()) \(d.width)x\(d.height)", 15)
-            let orient = Output.pad(d.orientation == 1 ? "upright" : "EXIF \(d.orientationDescription)", 27)
-            let decoded = Output.pad("decoded \(d.decodedWidth)x\(d.decodedHeight) (\(d.scale))", 24)
-            let time = String(format: "%7.1f ms", d.decodeMilliseconds)
-            var line = "\(file)  \(size) \(orient) \(decoded) \(time)"
-            if !d.warnings.isEmpty { line += "  warning: \(d.warnings.joined(separator: "; "))" }
-            if let e = r.error { line += "  error: \(e.message)" }
-            if item.origin == .journal { line += "  (journal)" }
-            print(line)
-            if r.unknown == true {
-                let best = r.top?.first.map { String(format: " (best guess %@ %.2f)", $0.label, $0.probability) } ?? ""
-                print("    ❓ unknown / not a food we know\(best)")
-            }
-            for f in r.foods ?? [] {
-                let food = f.food
-                let names = food.nameZh.isEmpty ? food.name : "\(food.name) · \(food.nameZh)"
-                let box = String(format: "[%.2f %.2f %.2f×%.2f]", food.box.x, food.box.y, food.box.w, food.box.h)
-                let kcal = f.nutrition?.kcal.map { String(format: "%5.0f kcal", $0) } ?? "      — kcal"
-                print("    \(food.emoji) \(Output.pad(names, 30)) \(String(format: "%.2f", food.confidence))  \(box)  "
-                      + "\(Output.padLeft(String(format: "%.0f g", food.grams), 6)) (\(food.gramsSource.rawValue))  \(kcal)")
-            }
-            if let t = r.totals, (r.foods?.count ?? 0) > 1 {
-                print(String(format: "    total %.0f kcal · protein %.1f g · carbs %.1f g · fat %.1f g · fiber %.1f g",
-                             t.kcal, t.proteinG, t.carbsG, t.fatG, t.fiberG))
-            }
-            for flag in r.flags ?? [] { print("    ⚠️  \(flag.message)") }
-            if let info = r.refinement { print("    \(info.summary)") }
-            if case .success(let path)? = item.output { print("    🖼️  \(path)") }
-            if let logged = item.logged { print("    📔 \(logged.outcome == "created" ? "new meal" : logged.outcome) \(logged.mealID.prefix(8))") }
-        } else if let e = r.error {
-            print("\(file)  error: \(e.message)")
-        }
     }
 }

@@ -17,8 +17,7 @@ struct FoodMomentCommand: AsyncParsableCommand {
 
         Developer tools (training, evaluation, benchmarks, model and table building): foodmoment dev --help
 
-        Exit codes: 0 success, 1 some input failed (the rest was processed), 2 usage error, 130 interrupted
-        (Ctrl-C; the next run resumes).
+        Exit codes: 0 success, 1 some input failed (the rest was processed), 2 usage error, 130 interrupted (Ctrl-C; the next run resumes).
         """,
         version: FoodMomentVersion.string,
         subcommands: registeredSubcommands

@@ -1,0 +1,114 @@
+import FoodMoment
+import FoodVision
+import Foundation
+import Nutrition
+
+/// One output format of `analyze`: told when the batch starts, of every finished photo (in input order), and when it
+/// ends. Results go to stdout (or the user's file); notes and progress stay on stderr.
+protocol ResultPrinter {
+    func begin()
+    func print(_ item: BatchRunner.Item)
+    func finish(summary: String)
+}
+
+extension ResultPrinter {
+    func begin() {}
+    /// Machine formats keep stdout for the results: the summary goes to stderr.
+    func finish(summary: String) { Output.note("summary: " + summary) }
+}
+
+/// `--json`: one array, streamed as photos finish (each element pretty-printed and indented).
+final class JSONArrayPrinter: ResultPrinter {
+    private let out = LineWriter.standardOutput
+    private let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+    private var first = true
+
+    func begin() { out.write("[") }
+
+    func print(_ item: BatchRunner.Item) {
+        guard let data = try? encoder.encode(item.result) else { return }
+        let text = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .map { "  " + $0 }.joined(separator: "\n")
+        out.write((first ? "" : ",") + "\n" + text, newline: false)
+        first = false
+    }
+
+    func finish(summary: String) {
+        out.write(first ? "]" : "\n]")
+        Output.note("summary: " + summary)
+    }
+}
+
+/// `--ndjson`: one compact JSON object per photo per line.
+struct NDJSONPrinter: ResultPrinter {
+    private let out = LineWriter.standardOutput
+    private let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+
+    func print(_ item: BatchRunner.Item) {
+        if let data = try? encoder.encode(item.result) { out.write(String(decoding: data, as: UTF8.self)) }
+    }
+}
+
+/// `--csv FILE`: one row per food (one per file without foods), beside whichever format goes to stdout.
+struct CSVFilePrinter: ResultPrinter {
+    private let out: LineWriter
+
+    init(path: String) throws { out = try LineWriter(path: path) }
+
+    func begin() { out.write(ResultCSV.header) }
+    func print(_ item: BatchRunner.Item) { for row in ResultCSV.rows(item.result) { out.write(row) } }
+    func finish(summary: String) { out.close() }
+}
+
+/// The default: aligned text for a person, one block per photo, the summary line last.
+struct TextPrinter: ResultPrinter {
+    var nameWidth: Int
+
+    func finish(summary: String) { Swift.print(summary) }
+
+    func print(_ item: BatchRunner.Item) {
+        let r = item.result
+        let file = Output.pad(r.file, nameWidth)
+        if let d = r.decode {
+            let size = Output.pad("\(d.format.uppercased()) \(d.width)x\(d.height)", 15)
+            let orient = Output.pad(d.orientation == 1 ? "upright" : "EXIF \(d.orientationDescription)", 27)
+            let decoded = Output.pad("decoded \(d.decodedWidth)x\(d.decodedHeight) (\(d.scale))", 24)
+            let time = String(format: "%7.1f ms", d.decodeMilliseconds)
+            var line = "\(file)  \(size) \(orient) \(decoded) \(time)"
+            if !d.warnings.isEmpty { line += "  warning: \(d.warnings.joined(separator: "; "))" }
+            if let e = r.error { line += "  error: \(e.message)" }
+            if item.origin == .journal { line += "  (journal)" }
+            Swift.print(line)
+            if r.unknown == true {
+                let best = r.top?.first.map { String(format: " (best guess %@ %.2f)", $0.label, $0.probability) } ?? ""
+                Swift.print("    ❓ unknown / not a food we know\(best)")
+            }
+            for f in r.foods ?? [] {
+                let food = f.food
+                let names = food.nameZh.isEmpty ? food.name : "\(food.name) · \(food.nameZh)"
+                let box = String(format: "[%.2f %.2f %.2f×%.2f]", food.box.x, food.box.y, food.box.w, food.box.h)
+                let kcal = f.nutrition?.kcal.map { String(format: "%5.0f kcal", $0) } ?? "      — kcal"
+                Swift.print("    \(food.emoji) \(Output.pad(names, 30)) \(String(format: "%.2f", food.confidence))  \(box)  "
+                      + "\(Output.padLeft(String(format: "%.0f g", food.grams), 6)) (\(food.gramsSource.rawValue))  \(kcal)")
+            }
+            if let t = r.totals, (r.foods?.count ?? 0) > 1 {
+                Swift.print(String(format: "    total %.0f kcal · protein %.1f g · carbs %.1f g · fat %.1f g · fiber %.1f g",
+                             t.kcal, t.proteinG, t.carbsG, t.fatG, t.fiberG))
+            }
+            for flag in r.flags ?? [] { Swift.print("    ⚠️  \(flag.message)") }
+            if let info = r.refinement { Swift.print("    \(info.summary)") }
+            if case .success(let path)? = item.output { Swift.print("    🖼️  \(path)") }
+            if let logged = item.logged { Swift.print("    📔 \(logged.outcome == "created" ? "new meal" : logged.outcome) \(logged.mealID.prefix(8))") }
+        } else if let e = r.error {
+            Swift.print("\(file)  error: \(e.message)")
+        }
+    }
+}
