@@ -25,7 +25,7 @@ public struct StoreJournal: BatchJournal {
         let photoMeal = meal.map { PhotoMeal(photo: $0.photo, foods: $0.foods, analysis: $0.analysis, utcOffsetSeconds: $0.utcOffsetSeconds) }
         return try store.record(hash: hash, path: path, settings: settings, result: result, meal: photoMeal,
                                 policy: policy, replace: replace)
-            .map { LoggedMeal(outcome: $0.kind.rawValue, mealID: $0.mealID) }
+            .map { LoggedMeal(outcome: $0.kind, mealID: $0.mealID) }
     }
 }
 

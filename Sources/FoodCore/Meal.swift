@@ -35,6 +35,18 @@ public enum FoodOrigin: String, Sendable, Codable, Hashable, CaseIterable {
     case user
 }
 
+/// What logging a photo did to the diary.
+public enum MealOutcome: String, Sendable, Codable, Hashable {
+    /// A new meal record.
+    case created
+    /// Joined an existing meal (same type, within the gap, same local day).
+    case merged
+    /// That photo (content hash) is already in the diary; nothing changed.
+    case duplicate
+    /// That photo was already logged and its foods were replaced by the new ones.
+    case replaced
+}
+
 /// Energy and macronutrients. Per item these are for the item's grams; per meal they are sums.
 public struct Macros: Sendable, Codable, Equatable, Hashable {
     public var kcal: Double

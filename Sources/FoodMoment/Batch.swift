@@ -24,9 +24,9 @@ public struct PhotoMealInput: Sendable, Equatable {
 
 /// How a photo landed in the diary: `created`, `merged`, `duplicate` or `replaced`, and the meal's id.
 public struct LoggedMeal: Sendable, Equatable, Codable {
-    public var outcome: String
+    public var outcome: MealOutcome
     public var mealID: String
-    public init(outcome: String, mealID: String) { self.outcome = outcome; self.mealID = mealID }
+    public init(outcome: MealOutcome, mealID: String) { self.outcome = outcome; self.mealID = mealID }
     enum CodingKeys: String, CodingKey { case outcome; case mealID = "meal_id" }
 }
 
@@ -159,6 +159,16 @@ public enum ResultCSV {
 /// from the journal instead of being analysed again, and every new result is journaled (and logged) in input
 /// order as soon as its chunk is done, so a run killed at any moment loses at most one chunk of work and a
 /// re-run never duplicates anything. Memory is bounded by the chunk, whatever the folder's size.
+/// A photo's result with the bytes the batch read and hashed for it: refinement and pictures use these, so a file
+/// that changes during the run is never sent or drawn under another photo's hash.
+public struct AnalyzedPhoto: Sendable {
+    public var result: PhotoResult
+    /// The file's content as analysed (nil when it could not be read).
+    public var bytes: [UInt8]?
+
+    public init(result: PhotoResult, bytes: [UInt8]?) { self.result = result; self.bytes = bytes }
+}
+
 public final class BatchRunner: @unchecked Sendable {
     public struct Options: Sendable {
         /// Identifies what produced a result (model, decode settings): results made otherwise are redone.
@@ -217,14 +227,14 @@ public final class BatchRunner: @unchecked Sendable {
     let decoder: PhotoDecoder
     let journal: (any BatchJournal)?
     let options: Options
-    let refine: (@Sendable ([PhotoResult]) async -> [PhotoResult])?
+    let refine: (@Sendable ([AnalyzedPhoto]) async -> [PhotoResult])?
     /// Runs for every successful result of a chunk, on all workers at once (annotated pictures).
-    public var output: (@Sendable (PhotoResult) -> Result<String, PhotoError>)?
+    public var output: (@Sendable (AnalyzedPhoto) -> Result<String, PhotoError>)?
 
     /// `analyzers` empty = decode only (nothing is journaled then). `refine` (stage 2) runs on each chunk's new
     /// results before they are journaled; a photo whose refinement failed is not journaled, so a re-run retries it.
     public init(analyzers: [MealAnalyzer], decoder: PhotoDecoder, journal: (any BatchJournal)?, options: Options,
-                refine: (@Sendable ([PhotoResult]) async -> [PhotoResult])? = nil) {
+                refine: (@Sendable ([AnalyzedPhoto]) async -> [PhotoResult])? = nil) {
         self.analyzers = analyzers
         self.decoder = decoder
         self.journal = analyzers.isEmpty ? nil : journal
@@ -246,7 +256,7 @@ public final class BatchRunner: @unchecked Sendable {
         var chunkStart = 0
         while chunkStart < paths.count, !shouldStop() {
             let chunk = Array(paths[chunkStart..<min(paths.count, chunkStart + chunkSize)])
-            let slots = ChunkSlots<(PhotoResult, Origin, Date)>(count: chunk.count)
+            let slots = ChunkSlots<(PhotoResult, Origin, Date, [UInt8]?)>(count: chunk.count)
             Self.forEach(chunk.count, workers: workers) { i, w in
                 slots.set(i, process(path: chunk[i], worker: w))
                 onDone(chunk[i])
@@ -254,22 +264,24 @@ public final class BatchRunner: @unchecked Sendable {
             var values = slots.values
             if let refine {
                 let fresh = values.indices.filter { values[$0]?.1 == .analysed && values[$0]?.0.succeeded == true }
-                let refined = await refine(fresh.map { values[$0]!.0 })
+                let refined = await refine(fresh.map { AnalyzedPhoto(result: values[$0]!.0, bytes: values[$0]!.3) })
                 for (k, i) in fresh.enumerated() where k < refined.count { values[i]!.0 = refined[k] }
             }
             let outputs = ChunkSlots<Result<String, PhotoError>>(count: values.count)
             if let output {
                 let done = values
                 Self.forEach(done.count, workers: workers) { i, _ in
-                    if let r = done[i]?.0, r.succeeded, r.foods != nil { outputs.set(i, output(r)) }
+                    if let (r, _, _, bytes) = done[i], r.succeeded, r.foods != nil {
+                        outputs.set(i, output(AnalyzedPhoto(result: r, bytes: bytes)))
+                    }
                 }
             }
             for (offset, slot) in values.enumerated() {
-                guard let (result, origin, modified) = slot else { continue }
+                guard let (result, origin, modified, _) = slot else { continue }
                 var item = Item(index: chunkStart + offset, result: result, origin: origin)
                 item.output = outputs.values[offset]
                 if let journal, result.succeeded, let hash = result.photoHash, origin == .analysed || options.log,
-                   result.refinement?.status != "unrefined" {
+                   result.refinement?.status != .unrefined {
                     let meal = options.log ? result.mealInput(fileModified: modified, timeZone: options.timeZone) : nil
                     do {
                         var stored = result
@@ -287,9 +299,9 @@ public final class BatchRunner: @unchecked Sendable {
                 summary.foods += result.foods?.count ?? 0
                 if origin == .journal { summary.fromJournal += 1 } else { summary.analysed += 1 }
                 switch item.logged?.outcome {
-                case "created": summary.mealsCreated += 1
-                case "merged": summary.mealsMerged += 1
-                case "duplicate": summary.duplicates += 1
+                case .created: summary.mealsCreated += 1
+                case .merged: summary.mealsMerged += 1
+                case .duplicate: summary.duplicates += 1
                 default: break
                 }
                 onItem(item)
@@ -301,22 +313,22 @@ public final class BatchRunner: @unchecked Sendable {
     }
 
     /// One photo: read + hash, the journal's answer when it has one, else decode (+ recognise + nutrition).
-    func process(path: String, worker: Int) -> (PhotoResult, Origin, Date) {
+    func process(path: String, worker: Int) -> (PhotoResult, Origin, Date, [UInt8]?) {
         let start = ContinuousClock.now
         let file: PhotoFile
         do {
             file = try PhotoFile.read(atPath: path, maxBytes: decoder.options.maxFileBytes)
         } catch {
-            return (PhotoResult(file: path, error: PhotoError(error)), .analysed, Date(timeIntervalSince1970: 0))
+            return (PhotoResult(file: path, error: PhotoError(error)), .analysed, Date(timeIntervalSince1970: 0), nil)
         }
         if let journal, !options.force,
            let data = try? journal.finishedResults(hashes: [file.sha256], settings: options.settings)[file.sha256],
            var cached = try? JSONDecoder().decode(PhotoResult.self, from: data) {
             cached.file = path
-            return (cached, .journal, file.modified)
+            return (cached, .journal, file.modified, file.bytes)
         }
         if worker < analyzers.count {
-            return (analyzers[worker].analyze(file, start: start), .analysed, file.modified)
+            return (analyzers[worker].analyze(file, start: start), .analysed, file.modified, file.bytes)
         }
         var result: PhotoResult
         switch decoder.decode(file, start: start) {
@@ -324,7 +336,7 @@ public final class BatchRunner: @unchecked Sendable {
         case .failure(let error): result = PhotoResult(file: path, error: error)
         }
         result.photoHash = file.sha256
-        return (result, .analysed, file.modified)
+        return (result, .analysed, file.modified, file.bytes)
     }
 }
 

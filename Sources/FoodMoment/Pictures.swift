@@ -52,12 +52,17 @@ public struct PhotoAnnotator: Sendable {
         }
     }
 
-    /// Decodes `result.file` (upright, at most `maxSide` on its longest side), draws its foods and encodes JPEG.
-    public func annotate(_ result: PhotoResult) throws(PicturesError) -> AnnotatedPhoto {
+    /// Decodes the photo (upright, at most `maxSide` on its longest side) — from `bytes`, the file as the batch read
+    /// and hashed it, when given, else from `result.file` — draws its foods and encodes JPEG.
+    public func annotate(_ result: PhotoResult, bytes: [UInt8]? = nil) throws(PicturesError) -> AnnotatedPhoto {
         if let error = result.error { throw .analysisFailed(file: result.file, message: error.message) }
         var image: RGBImage
         do {
-            image = try Self.decode(path: result.file, maxSide: maxSide)
+            if let bytes {
+                image = try Self.decode(bytes: bytes, maxSide: maxSide)
+            } else {
+                image = try Self.decode(path: result.file, maxSide: maxSide)
+            }
         } catch {
             throw .image(file: result.file, error)
         }
@@ -75,7 +80,11 @@ public struct PhotoAnnotator: Sendable {
     /// The photo upright with its longest side at most `maxSide`: JPEGs at the largest libjpeg DCT scale n/8 that
     /// fits (cheap: a 12 MP photo for 1600 px decodes at 3/8), anything still larger (PNG, huge JPEG) resized.
     public static func decode(path: String, maxSide: Int) throws(ImageCodecError) -> RGBImage {
-        let bytes = try readAll(path)
+        try decode(bytes: readAll(path), maxSide: maxSide)
+    }
+
+    /// The same for bytes already in memory.
+    public static func decode(bytes: [UInt8], maxSide: Int) throws(ImageCodecError) -> RGBImage {
         let header = try ImageDecoder.probe(bytes)
         var options = DecodeOptions()
         if header.format == .jpeg {

@@ -6,11 +6,17 @@ public import Nutrition
 import ImageCodecs
 import Foundation
 
+/// Whether stage 2 changed a photo's foods.
+public enum RefinementStatus: String, Sendable, Codable, Equatable {
+    case refined
+    /// Left as stage 1 found it, with the reason.
+    case unrefined
+}
+
 /// What stage 2 did to one photo: refined (with provenance and the points where the two answers disagree) or
 /// left unrefined with the reason. Always present on a photo that was offered for refinement.
 public struct RefinementInfo: Sendable, Codable, Equatable {
-    /// `refined` or `unrefined`.
-    public var status: String
+    public var status: RefinementStatus
     public var provider: String?
     public var model: String?
     public var promptVersion: String?
@@ -50,7 +56,7 @@ public struct RefinementInfo: Sendable, Codable, Equatable {
 
     /// One line for people.
     public var summary: String {
-        if status == "refined" {
+        if status == .refined {
             let ms = milliseconds.map { String(format: ", %.0f ms", $0) } ?? ""
             var s = "🤖 refined by \(provider ?? "?") \(model ?? "")" + (cached == true ? " (cached\(ms))" : " (\(attempts ?? 1) attempt\(attempts == 1 ? "" : "s")\(ms))")
             if let d = disagreements, !d.isEmpty { s += "; \(d.count) disagreement\(d.count == 1 ? "" : "s") kept: " + d.map(\.what).joined(separator: "; ") }
@@ -81,25 +87,27 @@ public final class PhotoRefiner: Sendable {
         "\(client.provider.kind.rawValue)/\(client.provider.model)/\(LLMPrompt.version)/\(maxSide)"
     }
 
-    /// Refines several results at once (the client's concurrency limit applies), in input order.
-    public func refine(_ results: [PhotoResult]) async -> [PhotoResult] {
+    /// Refines several photos at once (the client's concurrency limit applies), in input order.
+    public func refine(_ photos: [AnalyzedPhoto]) async -> [PhotoResult] {
         await withTaskGroup(of: (Int, PhotoResult).self) { group in
-            for (i, r) in results.enumerated() { group.addTask { (i, await self.refine(r)) } }
-            var out = results
+            for (i, p) in photos.enumerated() { group.addTask { (i, await self.refine(p.result, bytes: p.bytes)) } }
+            var out = photos.map(\.result)
             for await (i, r) in group { out[i] = r }
             return out
         }
     }
 
-    public func refine(_ result: PhotoResult) async -> PhotoResult {
+    /// Refines one result; the photo is uploaded from `bytes` (the file as it was analysed) when given, else read
+    /// again from `result.file`.
+    public func refine(_ result: PhotoResult, bytes: [UInt8]? = nil) async -> PhotoResult {
         guard result.error == nil, let stage1 = result.foods, result.decode != nil else { return result }
         let start = ContinuousClock.now
         var result = result
         let provider = client.provider
-        var info = RefinementInfo(status: "unrefined", provider: provider.kind.rawValue, model: provider.model, promptVersion: LLMPrompt.version)
+        var info = RefinementInfo(status: .unrefined, provider: provider.kind.rawValue, model: provider.model, promptVersion: LLMPrompt.version)
         let input: LLMInput
         do {
-            input = try upload(result)
+            input = try upload(result, bytes: bytes)
         } catch {
             info.kind = "upload_failed"
             info.reason = "cannot prepare \(result.file) for upload: \(error)"
@@ -114,7 +122,7 @@ public final class PhotoRefiner: Sendable {
             info.attempts = f.attempts
         case .success(let outcome):
             let merged = Self.merge(stage1: stage1, answer: outcome.foods, nutrition: nutrition)
-            info.status = "refined"
+            info.status = .refined
             info.cached = outcome.cached
             info.attempts = outcome.attempts
             info.disagreements = merged.disagreements.isEmpty ? nil : merged.disagreements
@@ -136,13 +144,15 @@ public final class PhotoRefiner: Sendable {
         return result
     }
 
-    /// The photo as sent: decoded again from `result.file` (upright), longest side at most `maxSide`, JPEG
-    /// quality 85 without EXIF (our encoder writes none), plus the stage-1 candidates.
-    public func upload(_ result: PhotoResult) throws -> LLMInput {
+    /// The photo as sent: decoded again (upright) from `bytes` or else `result.file`, longest side at most `maxSide`,
+    /// JPEG quality 85 without EXIF (our encoder writes none), plus the stage-1 candidates.
+    public func upload(_ result: PhotoResult, bytes: [UInt8]? = nil) throws -> LLMInput {
         let d = result.decode
         let longest = max(d?.width ?? maxSide, d?.height ?? maxSide), shortest = min(d?.width ?? maxSide, d?.height ?? maxSide)
         let minShort = Int((Double(maxSide) * Double(shortest) / Double(max(1, longest))).rounded(.up))
-        let decoded = try ImageDecoder.decodeFile(atPath: result.file, options: DecodeOptions(minShortSide: max(1, minShort)))
+        let options = DecodeOptions(minShortSide: max(1, minShort))
+        let decoded = try bytes.map { try ImageDecoder.decode($0, options: options) }
+            ?? ImageDecoder.decodeFile(atPath: result.file, options: options)
         let image = decoded.image.downscaled(maxSide: maxSide)
         let jpeg = try ImageEncoder.jpeg(image, quality: 85)
         let candidates = (result.foods ?? []).map {

@@ -102,16 +102,7 @@ public struct PhotoMeal: Sendable {
 
 /// What `record` did with a photo's meal.
 public struct LogOutcome: Sendable, Equatable {
-    public enum Kind: String, Sendable {
-        /// A new meal record.
-        case created
-        /// Joined an existing meal (same type, within the gap, same local day).
-        case merged
-        /// That photo (content hash) is already in the diary; nothing changed.
-        case duplicate
-        /// That photo was already logged and its foods were replaced by the new ones.
-        case replaced
-    }
+    public typealias Kind = MealOutcome
 
     public var kind: Kind
     public var mealID: String

@@ -170,9 +170,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
                                          acceptDamaged: acceptDamaged)
         if let refiner { settings += "+" + refiner.identity }
         let llmOptions = llm
-        var refineStage: (@Sendable ([PhotoResult]) async -> [PhotoResult])?
+        var refineStage: (@Sendable ([AnalyzedPhoto]) async -> [PhotoResult])?
         if let refiner {
-            refineStage = { results in await llmOptions.refine(results, with: refiner) }
+            refineStage = { photos in await llmOptions.refine(photos, with: refiner) }
         }
         let runner = BatchRunner(analyzers: analyzers, decoder: decoder, journal: journal,
                                  options: .init(settings: settings, force: force, log: log), refine: refineStage)

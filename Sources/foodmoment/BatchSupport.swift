@@ -94,9 +94,10 @@ struct AnnotationWriter: Sendable {
         self.directory = directory
     }
 
-    func write(_ result: PhotoResult) -> Result<String, PhotoError> {
+    func write(_ photo: AnalyzedPhoto) -> Result<String, PhotoError> {
+        let result = photo.result
         let picture: AnnotatedPhoto
-        do { picture = try annotator.annotate(result) } catch {
+        do { picture = try annotator.annotate(result, bytes: photo.bytes) } catch {
             return .failure(PhotoError(kind: "annotate_failed", message: error.description))
         }
         let base = ((result.file as NSString).lastPathComponent as NSString).deletingPathExtension

@@ -56,10 +56,10 @@ struct RefineOptions: ParsableArguments {
     }
 
     /// Results refined when a refiner exists, unchanged otherwise.
-    func refine(_ results: [PhotoResult], with refiner: PhotoRefiner?) async -> [PhotoResult] {
-        guard let refiner else { return results }
-        let refined = await refiner.refine(results)
-        for r in refined where r.refinement?.status == "unrefined" { Output.note("note: \(r.file) not refined: \(r.refinement?.reason ?? "")") }
+    func refine(_ photos: [AnalyzedPhoto], with refiner: PhotoRefiner?) async -> [PhotoResult] {
+        guard let refiner else { return photos.map(\.result) }
+        let refined = await refiner.refine(photos)
+        for r in refined where r.refinement?.status == .unrefined { Output.note("note: \(r.file) not refined: \(r.refinement?.reason ?? "")") }
         return refined
     }
 

@@ -106,7 +106,7 @@ struct TextPrinter: ResultPrinter {
             for flag in r.flags ?? [] { Swift.print("    ⚠️  \(flag.message)") }
             if let info = r.refinement { Swift.print("    \(info.summary)") }
             if case .success(let path)? = item.output { Swift.print("    🖼️  \(path)") }
-            if let logged = item.logged { Swift.print("    📔 \(logged.outcome == "created" ? "new meal" : logged.outcome) \(logged.mealID.prefix(8))") }
+            if let logged = item.logged { Swift.print("    📔 \(logged.outcome == .created ? "new meal" : logged.outcome.rawValue) \(logged.mealID.prefix(8))") }
         } else if let e = r.error {
             Swift.print("\(file)  error: \(e.message)")
         }

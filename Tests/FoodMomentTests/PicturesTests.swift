@@ -58,6 +58,36 @@ struct PicturesTests {
         try Data(out.jpeg).write(to: URL(fileURLWithPath: NSTemporaryDirectory() + "fm-annotated-sample.jpg"))
     }
 
+    /// The batch hands pictures the bytes it hashed: a file replaced (here: deleted) after analysis is still drawn
+    /// from what was analysed, never from whatever the path holds now.
+    @Test func theBatchDrawsTheBytesItHashed() async throws {
+        let recognizer = try #require(bundledRecognizer)
+        let dir = TestPaths.makeTempDirectory("bytes")
+        let path = dir + "/meal.jpg"
+        try Data(TestPaths.read(TestPaths.repoRoot + "/samples/thali-2.jpg")).write(to: URL(fileURLWithPath: path))
+        let runner = BatchRunner(analyzers: [MealAnalyzer(decoder: PhotoDecoder(), recognizer: recognizer, nutrition: nil)],
+                                 decoder: PhotoDecoder(), journal: nil, options: .init(settings: "t"))
+        runner.output = { photo in
+            // By now the file is gone: only the batch's own bytes can be drawn.
+            try? FileManager.default.removeItem(atPath: photo.result.file)
+            guard let bytes = photo.bytes, ContentDigest.sha256Hex(bytes) == photo.result.photoHash else {
+                return .failure(PhotoError(kind: "test", message: "the output step got no bytes, or other bytes"))
+            }
+            do { return .success("\(try PhotoAnnotator().annotate(photo.result, bytes: bytes).jpeg.count)") } catch {
+                return .failure(PhotoError(kind: "annotate_failed", message: "\(error)"))
+            }
+        }
+        var outputs: [Result<String, PhotoError>?] = []
+        var results: [PhotoResult] = []
+        _ = await runner.run(paths: [path], workers: 1, onItem: { outputs.append($0.output); results.append($0.result) })
+        guard case .success(let size)? = outputs.first ?? nil else { Issue.record("\(outputs)"); return }
+        #expect((Int(size) ?? 0) > 1000)
+        #expect(!FileManager.default.fileExists(atPath: path))
+        // Without the bytes the same result cannot be drawn any more.
+        let result = try #require(results.first)
+        #expect(throws: PicturesError.self) { try PhotoAnnotator().annotate(result) }
+    }
+
     @Test(arguments: ["thali-2.jpg", "thali-rice-curry-roti.jpg"])
     func realAnalysisDrawsEveryFood(_ sample: String) throws {
         let recognizer = try #require(bundledRecognizer)
