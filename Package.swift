@@ -29,6 +29,10 @@ let numericSettings: [SwiftSetting] = swiftSettings + (optimize ? [
     .unsafeFlags(["-O"], .when(configuration: .debug)),
 ] : []) + (targetCPU.map { [SwiftSetting.unsafeFlags(["-target-cpu", $0])] } ?? [])
 
+/// Modules that parse untrusted bytes or build tables (nutrition tables, hashing) keep their bounds checks in every
+/// build, but when opted in are optimised in debug builds too: the table-building test takes minutes at -Onone.
+let checkedSettings: [SwiftSetting] = swiftSettings + (optimize ? [.unsafeFlags(["-O"], .when(configuration: .debug))] : [])
+
 let package = Package(
     name: "FoodMoment",
     platforms: [.macOS(.v14)],
@@ -50,12 +54,12 @@ let package = Package(
         ),
         // C: one blocking libcurl GET with every option we rely on (variadic setopt and callbacks stay in C).
         .target(name: "CCurlShims", linkerSettings: [.linkedLibrary("curl")]),
-        .target(name: "FoodCore", swiftSettings: swiftSettings),
+        .target(name: "FoodCore", swiftSettings: checkedSettings),
         // The HTTP transport adapter; only executables (and tests) import it.
         .target(name: "CurlTransport", dependencies: ["CCurlShims", "FoodCore"], swiftSettings: swiftSettings),
         .target(name: "ImageCodecs", dependencies: ["CImageShims", "FoodCore"], swiftSettings: numericSettings),
         .target(name: "FoodVision", dependencies: ["FoodCore"], swiftSettings: numericSettings),
-        .target(name: "Nutrition", dependencies: ["FoodCore"], swiftSettings: swiftSettings),
+        .target(name: "Nutrition", dependencies: ["FoodCore"], swiftSettings: checkedSettings),
         .target(name: "Barcodes", dependencies: ["FoodCore"], swiftSettings: numericSettings),
         // Drawing, text from a committed glyph atlas, annotated photos and the HTML report.
         // The glyph atlas file as static data (C23 #embed: instant to compile, unlike a Swift byte-array literal).

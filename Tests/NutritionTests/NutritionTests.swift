@@ -397,15 +397,12 @@ func db() throws -> NutritionDatabase {
         let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("nutrition-repro-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: tmp) }
         let builder = NutritionDatabaseBuilder(sourceDirectory: Paths.sharedNutrition)
-        let a = tmp.appendingPathComponent("a"), b = tmp.appendingPathComponent("b")
+        // One build compared with the committed file, which an earlier process built from the same inputs: equal
+        // bytes show the builder is deterministic (no time, order or address dependence) and the file is not stale.
+        let a = tmp.appendingPathComponent("a")
         let reportA = try builder.write(to: a)
-        let reportB = try builder.write(to: b)
         let bytesA = try Data(contentsOf: a.appendingPathComponent(Format.fileName))
-        let bytesB = try Data(contentsOf: b.appendingPathComponent(Format.fileName))
-        #expect(reportA == reportB)
         #expect(bytesA.count == reportA.bytes)
-        #expect(bytesA == bytesB)
-        // The committed file is what the current builder produces (not stale).
         let committed = try Data(contentsOf: Paths.nutritionDB.appendingPathComponent(Format.fileName))
         #expect(committed == bytesA, "nutrition-db/nutrition.fmdb is stale: rebuild with `foodmoment dev nutrition-db build`")
         // The whole directory stays within the 40 MB budget.

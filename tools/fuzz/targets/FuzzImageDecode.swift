@@ -1,4 +1,5 @@
 import FoodCore
+import FoodVision
 import ImageCodecs
 
 /// libFuzzer entry: any bytes through the JPEG/PNG decoder (EXIF included), with small limits so the fuzzer
