@@ -1,4 +1,5 @@
 import FoodCore
+import FoodVision
 import ImageCodecs
 
 /// libFuzzer entry: the bytes after the 8-byte PNG signature (the harness prepends it, so every input is a PNG
