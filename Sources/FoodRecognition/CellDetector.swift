@@ -193,19 +193,21 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         head = try c.decode(SoftmaxHead.self, forKey: .head)
-        minProbability = try c.decodeIfPresent(Float.self, forKey: .minProbability) ?? 0.4
+        // Missing keys take the property defaults above (one place for them).
+        let d = CellHeadModel(head: head)
+        minProbability = try c.decodeIfPresent(Float.self, forKey: .minProbability) ?? d.minProbability
         minProbabilities = try c.decodeIfPresent([Float].self, forKey: .minProbabilities)
-        thresholdMode = try c.decodeIfPresent(ThresholdMode.self, forKey: .thresholdMode) ?? .pool
-        minCells = try c.decodeIfPresent(Double.self, forKey: .minCells) ?? 0.5
-        upsample = try c.decodeIfPresent(Int.self, forKey: .upsample) ?? 4
-        nmsIoU = try c.decodeIfPresent(Double.self, forKey: .nmsIoU) ?? 0.5
-        crossClassIoU = try c.decodeIfPresent(Double.self, forKey: .crossClassIoU) ?? 0.8
-        globalWeight = try c.decodeIfPresent(Double.self, forKey: .globalWeight) ?? 0
-        minConfidence = try c.decodeIfPresent(Double.self, forKey: .minConfidence) ?? 0
-        containedFraction = try c.decodeIfPresent(Double.self, forKey: .containedFraction) ?? 1
+        thresholdMode = try c.decodeIfPresent(ThresholdMode.self, forKey: .thresholdMode) ?? d.thresholdMode
+        minCells = try c.decodeIfPresent(Double.self, forKey: .minCells) ?? d.minCells
+        upsample = try c.decodeIfPresent(Int.self, forKey: .upsample) ?? d.upsample
+        nmsIoU = try c.decodeIfPresent(Double.self, forKey: .nmsIoU) ?? d.nmsIoU
+        crossClassIoU = try c.decodeIfPresent(Double.self, forKey: .crossClassIoU) ?? d.crossClassIoU
+        globalWeight = try c.decodeIfPresent(Double.self, forKey: .globalWeight) ?? d.globalWeight
+        minConfidence = try c.decodeIfPresent(Double.self, forKey: .minConfidence) ?? d.minConfidence
+        containedFraction = try c.decodeIfPresent(Double.self, forKey: .containedFraction) ?? d.containedFraction
         dominantProbability = try c.decodeIfPresent(Double.self, forKey: .dominantProbability)
-        labelWeight = try c.decodeIfPresent(Double.self, forKey: .labelWeight) ?? 0
-        note = try c.decodeIfPresent(String.self, forKey: .note) ?? ""
+        labelWeight = try c.decodeIfPresent(Double.self, forKey: .labelWeight) ?? d.labelWeight
+        note = try c.decodeIfPresent(String.self, forKey: .note) ?? d.note
     }
 }
 
