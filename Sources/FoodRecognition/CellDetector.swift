@@ -173,12 +173,18 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
     public var minConfidence: Double = 0
     /// … that do not lie this much (share of their area) inside a better region of the same label …
     public var containedFraction: Double = 1
-    /// … and, when the whole-photo head gives a label the cell head knows at least this probability, that label for
-    /// every region (one kind of food in the photo); nil = never.
+    /// … and, when the whole-photo head gives a label the cell head knows at least this probability and the photo
+    /// is not a shared plate (`PlateHeadModel`), that label for every region (one kind of food); nil = never.
     public var dominantProbability: Double?
     /// A region's label = argmax over foods of (its cells' mean probability)^(1−w) · (whole-photo probability)^w;
     /// 0 = the cells' own argmax.
     public var labelWeight: Double = 0
+    /// A photo whose whole-photo best label is one the cell head cannot name (a dish, most vegetables) is that one
+    /// food, over the union of the regions, when the head gives it at least this probability …
+    public var singleDishProbability: Double = 0.6
+    /// … and at most this much probability in all to the labels the cell head can name (a shared plate of those
+    /// keeps its regions); 1 = no limit.
+    public var maxNameableMass: Double = 1
     public var note: String = ""
 
     public init(head: SoftmaxHead) { self.head = head }
@@ -188,6 +194,7 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
         case minProbability = "min_probability", minProbabilities = "min_probabilities", thresholdMode = "threshold_mode", minCells = "min_cells", nmsIoU = "nms_iou", crossClassIoU = "cross_class_iou"
         case globalWeight = "global_weight", minConfidence = "min_confidence", containedFraction = "contained_fraction"
         case dominantProbability = "dominant_probability", labelWeight = "label_weight"
+        case singleDishProbability = "single_dish_probability", maxNameableMass = "max_nameable_mass"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -207,6 +214,8 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
         containedFraction = try c.decodeIfPresent(Double.self, forKey: .containedFraction) ?? d.containedFraction
         dominantProbability = try c.decodeIfPresent(Double.self, forKey: .dominantProbability)
         labelWeight = try c.decodeIfPresent(Double.self, forKey: .labelWeight) ?? d.labelWeight
+        singleDishProbability = try c.decodeIfPresent(Double.self, forKey: .singleDishProbability) ?? d.singleDishProbability
+        maxNameableMass = try c.decodeIfPresent(Double.self, forKey: .maxNameableMass) ?? d.maxNameableMass
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? d.note
     }
 }

@@ -62,8 +62,11 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     /// Input size for the localisation map (0 = reuse the 224×224 classification pass; 448 gives a 14×14 map on
     /// which the items of a shared plate look as large as the crops the head was trained on).
     public var localizationSize: Int = 0
-    /// A photo whose ImageNet "food context" mass (see `FoodContext`) is below this is "unknown / not food".
+    /// A photo whose ImageNet "food context" mass (see `FoodContext`) is below this is "unknown / not food" …
     public var foodContextThreshold: Float = 0
+    /// … unless the food head gives its best label at least this probability (a clear single food the ImageNet
+    /// classes have no name for, like a litchi); nil = the food context always counts.
+    public var confidentFoodProbability: Float?
     /// The learned-food matcher's cosine-similarity threshold.
     public var matcherThreshold: Float = 0.8
     /// Where the whole-photo embedding comes from: `mirror_pair` (224×224 photo + mirror image, mean), `single`
@@ -85,7 +88,7 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     public init() {}
 
     enum CodingKeys: String, CodingKey {
-        case unknownThreshold, cellThreshold, singleFoodCellThreshold, candidateThreshold, foodContextThreshold
+        case unknownThreshold, cellThreshold, singleFoodCellThreshold, candidateThreshold, foodContextThreshold, confidentFoodProbability
         case matcherThreshold, embeddingSource, consolidate, keepAspect, note
         // The file format's keys keep their original spelling.
         case localizationSize = "localisationSize", localizer = "localiser"
@@ -98,6 +101,7 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
         let d = RecognitionCalibration()
         unknownThreshold = try c.decodeIfPresent(Float.self, forKey: .unknownThreshold) ?? d.unknownThreshold
         foodContextThreshold = try c.decodeIfPresent(Float.self, forKey: .foodContextThreshold) ?? d.foodContextThreshold
+        confidentFoodProbability = try c.decodeIfPresent(Float.self, forKey: .confidentFoodProbability)
         cellThreshold = try c.decodeIfPresent(Float.self, forKey: .cellThreshold) ?? d.cellThreshold
         candidateThreshold = try c.decodeIfPresent(Float.self, forKey: .candidateThreshold) ?? d.candidateThreshold
         matcherThreshold = try c.decodeIfPresent(Float.self, forKey: .matcherThreshold) ?? d.matcherThreshold
@@ -132,7 +136,12 @@ public enum Localizer: String, Sendable, Codable, Equatable, CaseIterable {
 extension RecognitionCalibration {
     /// The unknown / not-food decision.
     public func rejects(headProbability: Float, foodContext: Float) -> Bool {
-        headProbability < unknownThreshold || foodContext < foodContextThreshold
+        headProbability < unknownThreshold || (foodContext < foodContextThreshold && !overridesContext(headProbability))
+    }
+
+    /// Whether the head is sure enough of a food for a low food-context mass not to matter.
+    public func overridesContext(_ headProbability: Float) -> Bool {
+        confidentFoodProbability.map { headProbability >= $0 } ?? false
     }
 }
 
@@ -187,6 +196,8 @@ public final class FoodRecognizer: @unchecked Sendable {
     public let coinFinder: CoinFinder?
     /// The per-cell food detector (`models/food-head/cell-head.json`); nil = boxes from class activation maps.
     public let cellDetector: CellDetector?
+    /// Shared plate or one dish (`models/food-head/plate-head.json`); nil = the head's best label alone decides.
+    public let plateHead: PlateHeadModel?
     public let calibration: RecognitionCalibration
     /// Household portions per label, the base of every grams estimate.
     public let portions: PortionTable
@@ -198,8 +209,10 @@ public final class FoodRecognizer: @unchecked Sendable {
 
     public init(backbone: EfficientNetLite0, head: SoftmaxHead, matcher: PrototypeMatcher? = nil,
                 calibration: RecognitionCalibration = .init(), portions: PortionTable = .init(),
-                coinFinder: CoinFinder? = nil, cellDetector: CellDetector? = nil, foodTop: FoodTop? = nil) {
+                coinFinder: CoinFinder? = nil, cellDetector: CellDetector? = nil, foodTop: FoodTop? = nil,
+                plateHead: PlateHeadModel? = nil) {
         self.backbone = backbone
+        self.plateHead = plateHead
         self.foodTop = foodTop
         self.coinFinder = coinFinder
         self.cellDetector = cellDetector
@@ -241,13 +254,17 @@ public final class FoodRecognizer: @unchecked Sendable {
         let foodTop = FoodTop.exists(in: topDirectory) ? try FoodTop.load(directory: topDirectory) : nil
         return FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, portions: portions,
                               coinFinder: try CoinFinder.load(modelsDirectory: modelsDirectory),
-                              cellDetector: try CellDetector.load(modelsDirectory: modelsDirectory), foodTop: foodTop)
+                              cellDetector: try CellDetector.load(modelsDirectory: modelsDirectory), foodTop: foodTop,
+                              plateHead: try PlateHeadModel.load(modelsDirectory: modelsDirectory))
     }
 
-    /// The same models with another calibration (pass structure, localiser) and, optionally, another cell detector.
-    public func with(calibration: RecognitionCalibration, cellDetector: CellDetector?? = nil) -> FoodRecognizer {
+    /// The same models with another calibration (pass structure, localiser) and, optionally, another cell detector
+    /// or plate head.
+    public func with(calibration: RecognitionCalibration, cellDetector: CellDetector?? = nil,
+                     plateHead: PlateHeadModel?? = nil) -> FoodRecognizer {
         FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, portions: portions,
-                       coinFinder: coinFinder, cellDetector: cellDetector ?? self.cellDetector, foodTop: foodTop)
+                       coinFinder: coinFinder, cellDetector: cellDetector ?? self.cellDetector, foodTop: foodTop,
+                       plateHead: plateHead ?? self.plateHead)
     }
 
 
@@ -374,7 +391,10 @@ public final class FoodRecognizer: @unchecked Sendable {
         return sum
     }
 
-    public func recognize(_ image: RGBImage) throws -> Recognition {
+    public func recognize(_ image: RGBImage) throws -> Recognition { try recognizeScored(image).recognition }
+
+    /// `recognize`, with the photo's food-context mass (what the not-food decision read), for evaluation.
+    public func recognizeScored(_ image: RGBImage) throws -> (recognition: Recognition, foodContext: Float) {
         var timings: [String: Double] = [:]
         var t = ContinuousClock.now
         func lap(_ name: String) {
@@ -397,12 +417,13 @@ public final class FoodRecognizer: @unchecked Sendable {
            top.first.map({ $0.probability < 0.9 }) ?? true {
             foods = [RecognizedFood(label: label, confidence: Double(learned.similarity), box: .whole,
                                     grams: portions.grams(for: label), gramsSource: .defaultPortion, source: .learned)]
-        } else if foodMass >= calibration.foodContextThreshold {
+        } else if foodMass >= calibration.foodContextThreshold || calibration.overridesContext(top.first?.probability ?? 0) {
             // A confident whole-photo label, or (a shared plate) confident regions of the map.
             let confident = (top.first?.probability ?? 0) >= calibration.unknownThreshold
             let size = (image.width, image.height)
             if let cellDetector, calibration.localizer != .cam {
-                foods = detectCells(cellDetector, map: map, global: top, reference: reference, imageSize: size)
+                let plate = try plateHead?.isPlate(embedding) ?? false
+                foods = detectCells(cellDetector, map: map, global: top, plate: plate, reference: reference, imageSize: size)
             }
             if foods.isEmpty {
                 foods = localize(map: try passes.foodMap(), global: top, includeBest: confident, reference: reference,
@@ -413,15 +434,18 @@ public final class FoodRecognizer: @unchecked Sendable {
             unknown = true
         }
         lap("localise")
-        return Recognition(foods: foods, unknown: unknown, top: Array(top.prefix(5)), timings: timings, reference: reference)
+        return (Recognition(foods: foods, unknown: unknown, top: Array(top.prefix(5)), timings: timings, reference: reference),
+                foodMass)
     }
 
     /// Boxes from the per-cell detector: regions of its per-cell argmax (see `CellDetector.detect`), minus regions on
     /// the reference coin. A region's confidence is its mean cell probability, blended with the whole-photo head's
-    /// probability of the label (`globalWeight`). When the whole-photo head is sure of a food the cell head has no
-    /// class for (it knows only the detection sets' labels), the regions become that one food.
-    func detectCells(_ detector: CellDetector, map: FloatImage, global: [LabelScore], reference: ReferenceObject?,
-                     imageSize: (width: Int, height: Int)) -> [RecognizedFood] {
+    /// probability of the label (`globalWeight`). When the whole-photo head's best label is a food the cell head has
+    /// no class for (it knows only the detection sets' labels: plate items and fruit) and the photo is not a shared
+    /// plate (`plate`, from the plate head), the regions become that one food: a bowl of ramen is ramen, not the rice,
+    /// curry and tea its cells resemble.
+    func detectCells(_ detector: CellDetector, map: FloatImage, global: [LabelScore], plate: Bool = false,
+                     reference: ReferenceObject?, imageSize: (width: Int, height: Int)) -> [RecognizedFood] {
         let probabilities = detector.probabilities(map)
         var found = detector.detect(probabilities: probabilities, width: map.width, height: map.height)
         if let coin = reference?.box {
@@ -449,7 +473,9 @@ public final class FoodRecognizer: @unchecked Sendable {
             return (label, confidence, d.box)
         }
         let model = detector.model
-        if let best = global.first, let dominant = model.dominantProbability, Double(best.probability) >= dominant, detector.classes.contains(best.label) {
+        // One kind of food (a pile of mangoes, not a fruit bowl): the whole photo names it better than its cells do.
+        if !plate, let best = global.first, let dominant = model.dominantProbability, Double(best.probability) >= dominant,
+           detector.classes.contains(best.label) {
             items = items.map { (best.label, $0.confidence, $0.box) }
         }
         // The answer for a person: confident regions, nested duplicates of a label dropped.
@@ -467,7 +493,9 @@ public final class FoodRecognizer: @unchecked Sendable {
                                                        photo: global)
             items = merged.map { ($0.label, $0.confidence, $0.box) }
         }
-        if let best = global.first, best.probability >= 0.6, !detector.classes.contains(best.label) {
+        if !plate, let best = global.first, !detector.classes.contains(best.label),
+           Double(best.probability) >= model.singleDishProbability,
+           global.reduce(0.0, { $0 + (detector.classes.contains($1.label) ? Double($1.probability) : 0) }) <= model.maxNameableMass {
             let all = items.dropFirst().reduce(items[0].box) { $0.union($1.box) }
             items = [(best.label, Double(best.probability), all)]
         }

@@ -28,8 +28,11 @@ public struct ClassificationReport: Sendable, Codable {
         public var top5: Double
         public var rejectedAsUnknown: Int
         public var mostConfusedWith: String?
+        /// Share of photos whose most confident food in `analyze`'s `foods` list is this label (nil: not measured).
+        public var foodsTop1: Double?
         enum CodingKeys: String, CodingKey {
             case label, group, count, top1, top5
+            case foodsTop1 = "foods_top1"
             case rejectedAsUnknown = "rejected_as_unknown", mostConfusedWith = "most_confused_with"
         }
     }
@@ -46,9 +49,17 @@ public struct ClassificationReport: Sendable, Codable {
     public var labels: [LabelRow]
     public var confusions: [Confusion]
     public var unknownThreshold: Float
+    /// The user's view: the most confident food of the `foods` list is the photo's label (an empty list counts as
+    /// wrong); nil when only the head was measured.
+    public var foodsTop1: Double?
+    public var foodsTop1ByGroup: [String: Double]?
+    /// Where the foods list's top differs from the head's top-1 and only one of them is right.
+    public var foodsLost: Int?
+    public var foodsGained: Int?
 
     enum CodingKeys: String, CodingKey {
         case photos, failures, top1, top5, labels, confusions
+        case foodsTop1 = "foods_top1", foodsTop1ByGroup = "foods_top1_by_group", foodsLost = "foods_lost", foodsGained = "foods_gained"
         case top1ByGroup = "top1_by_group", top5ByGroup = "top5_by_group"
         case rejectedRate = "rejected_rate", unknownThreshold = "unknown_threshold"
     }
@@ -60,11 +71,18 @@ public struct ClassificationEvaluator: Sendable {
 
     public init(recognizers: [FoodRecognizer]) { self.recognizers = recognizers }
 
-    /// One photo's whole-photo ranking and food-context mass.
-    public struct Scored: Sendable { public var ranked: [LabelScore]; public var foodContext: Float }
+    /// One photo's whole-photo ranking, food-context mass and (when measured) the most confident food of the foods
+    /// list (nil = the list is empty).
+    public struct Scored: Sendable {
+        public var ranked: [LabelScore]
+        public var foodContext: Float
+        public var foodsTop: String?
+    }
 
-    /// The head's ranking and food-context mass for each sample (nil when the photo failed to decode).
-    public func scores(_ samples: [TrainingSample], progress: (@Sendable (Int, Int) -> Void)? = nil) -> [Scored?] {
+    /// The head's ranking and food-context mass for each sample (nil when the photo failed to decode); with
+    /// `foods`, the whole of stage 1 runs as `analyze` runs it and the foods list's top is kept too.
+    public func scores(_ samples: [TrainingSample], foods: Bool = false,
+                       progress: (@Sendable (Int, Int) -> Void)? = nil) -> [Scored?] {
         let lock = NSLock()
         nonisolated(unsafe) var out = [Scored?](repeating: nil, count: samples.count)
         nonisolated(unsafe) var done = 0
@@ -74,10 +92,17 @@ public struct ClassificationEvaluator: Sendable {
             let r = recognizers[w]
             var i = w
             while i < samples.count {
-                if case .success(let (decoded, _)) = decoder.decode(path: samples[i].path),
-                   let e = try? r.embed(decoded.image),
-                   let ranked = try? r.head.predict(e.embedding) {
-                    lock.lock(); out[i] = Scored(ranked: ranked, foodContext: e.foodContext); lock.unlock()
+                if case .success(let (decoded, _)) = decoder.decode(path: samples[i].path) {
+                    var scored: Scored?
+                    if foods {
+                        if let (rec, context) = try? r.recognizeScored(decoded.image) {
+                            let top = rec.foods.max { $0.confidence < $1.confidence }
+                            scored = Scored(ranked: rec.top, foodContext: context, foodsTop: rec.unknown ? nil : top?.label)
+                        }
+                    } else if let e = try? r.embed(decoded.image), let ranked = try? r.head.predict(e.embedding) {
+                        scored = Scored(ranked: ranked, foodContext: e.foodContext, foodsTop: nil)
+                    }
+                    lock.lock(); out[i] = scored; lock.unlock()
                 }
                 lock.lock(); done += 1; let d = done; lock.unlock()
                 progress?(d, samples.count)
@@ -87,16 +112,20 @@ public struct ClassificationEvaluator: Sendable {
         return out
     }
 
-    public func evaluate(_ samples: [TrainingSample], calibration: RecognitionCalibration,
+    public func evaluate(_ samples: [TrainingSample], calibration: RecognitionCalibration, foods: Bool = false,
                          progress: (@Sendable (Int, Int) -> Void)? = nil) -> ClassificationReport {
-        let results = scores(samples, progress: progress)
-        var perLabel: [String: (n: Int, t1: Int, t5: Int, rej: Int, conf: [String: Int])] = [:]
-        var failures = 0
+        let results = scores(samples, foods: foods, progress: progress)
+        var perLabel: [String: (n: Int, t1: Int, t5: Int, rej: Int, conf: [String: Int], f1: Int)] = [:]
+        var failures = 0, lost = 0, gained = 0
         for (s, r) in zip(samples, results) {
             guard let scored = r else { failures += 1; continue }
             let ranked = scored.ranked
-            var row = perLabel[s.label] ?? (0, 0, 0, 0, [:])
+            var row = perLabel[s.label] ?? (0, 0, 0, 0, [:], 0)
             row.n += 1
+            let headRight = ranked.first?.label == s.label, foodsRight = scored.foodsTop == s.label
+            if foodsRight { row.f1 += 1 }
+            if headRight && !foodsRight { lost += 1 }
+            if foodsRight && !headRight { gained += 1 }
             if ranked.first?.label == s.label { row.t1 += 1 } else if let p = ranked.first?.label { row.conf[p, default: 0] += 1 }
             if ranked.prefix(5).contains(where: { $0.label == s.label }) { row.t5 += 1 }
             if calibration.rejects(headProbability: ranked.first?.probability ?? 0, foodContext: scored.foodContext) { row.rej += 1 }
@@ -106,16 +135,21 @@ public struct ClassificationEvaluator: Sendable {
             let r = perLabel[label]!
             return .init(label: label, group: LabelGroup.group(of: label), count: r.n, top1: Double(r.t1) / Double(r.n),
                          top5: Double(r.t5) / Double(r.n), rejectedAsUnknown: r.rej,
-                         mostConfusedWith: r.conf.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key)
+                         mostConfusedWith: r.conf.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key,
+                         foodsTop1: foods ? Double(r.f1) / Double(r.n) : nil)
         }
         func rate(_ rs: [ClassificationReport.LabelRow], _ key: KeyPath<ClassificationReport.LabelRow, Double>) -> Double {
             let n = rs.reduce(0) { $0 + $1.count }
             return n == 0 ? 0 : rs.reduce(0.0) { $0 + $1[keyPath: key] * Double($1.count) } / Double(n)
         }
-        var byGroup1: [String: Double] = [:], byGroup5: [String: Double] = [:]
+        func foodsRate(_ rs: [ClassificationReport.LabelRow]) -> Double {
+            let n = rs.reduce(0) { $0 + $1.count }
+            return n == 0 ? 0 : rs.reduce(0.0) { $0 + ($1.foodsTop1 ?? 0) * Double($1.count) } / Double(n)
+        }
+        var byGroup1: [String: Double] = [:], byGroup5: [String: Double] = [:], foodsByGroup: [String: Double] = [:]
         for g in ["dish", "produce"] {
             let rs = rows.filter { $0.group == g }
-            if !rs.isEmpty { byGroup1[g] = rate(rs, \.top1); byGroup5[g] = rate(rs, \.top5) }
+            if !rs.isEmpty { byGroup1[g] = rate(rs, \.top1); byGroup5[g] = rate(rs, \.top5); foodsByGroup[g] = foodsRate(rs) }
         }
         var confusions: [ClassificationReport.Confusion] = []
         for (label, r) in perLabel { for (p, c) in r.conf { confusions.append(.init(truth: label, predicted: p, count: c)) } }
@@ -124,6 +158,8 @@ public struct ClassificationEvaluator: Sendable {
         return ClassificationReport(photos: total, failures: failures, top1: rate(rows, \.top1), top5: rate(rows, \.top5),
                                     top1ByGroup: byGroup1, top5ByGroup: byGroup5,
                                     rejectedRate: total == 0 ? 0 : Double(rows.reduce(0) { $0 + $1.rejectedAsUnknown }) / Double(total),
-                                    labels: rows, confusions: Array(confusions.prefix(15)), unknownThreshold: calibration.unknownThreshold)
+                                    labels: rows, confusions: Array(confusions.prefix(15)), unknownThreshold: calibration.unknownThreshold,
+                                    foodsTop1: foods ? foodsRate(rows) : nil, foodsTop1ByGroup: foods ? foodsByGroup : nil,
+                                    foodsLost: foods ? lost : nil, foodsGained: foods ? gained : nil)
     }
 }

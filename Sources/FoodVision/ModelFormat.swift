@@ -1,5 +1,5 @@
 import FoodCore
-import Foundation
+package import Foundation
 
 /// `manifest.json` of a FoodMoment model directory: what the network is, where it came from, how to feed it,
 /// and where every tensor lives in `weights.bin` (raw little-endian f32, original unfolded values).
@@ -242,7 +242,7 @@ public enum ModelConverter {
         return manifest
     }
 
-    static func write(_ data: Data, to path: String) throws(FoodVisionError) {
+    package static func write(_ data: Data, to path: String) throws(FoodVisionError) {
         do { try data.write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
             throw .io(path: path, reason: "cannot write (\(error.localizedDescription))")
         }
@@ -276,7 +276,7 @@ func fileSize(_ path: String) -> Int {
 }
 
 /// A JSON model file's bytes (manifest, head, matcher); an empty file is refused before it is read (see `fileSize`).
-func readModelFile(_ path: String) throws(FoodVisionError) -> Data {
+package func readModelFile(_ path: String) throws(FoodVisionError) -> Data {
     guard fileSize(path) > 0 else { throw .invalidFormat(path: path, reason: "the file is empty (0 bytes)") }
     do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
         throw .io(path: path, reason: "cannot read (\(error.localizedDescription))")

@@ -39,6 +39,7 @@ struct DevCommand: ParsableCommand {
             TrainCommand.self,
             FineTuneCommand.self,
             TrainCellsCommand.self,
+            TrainPlateCommand.self,
             TrainReferenceCommand.self,
             CalibrateCommand.self,
             EvalCommand.self,

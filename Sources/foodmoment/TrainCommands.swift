@@ -35,6 +35,7 @@ struct TrainCommand: AsyncParsableCommand {
     @Option(help: "Use at most this many photos per label (0 = all).") var limitPerLabel = 0
     @Option(help: "Learning rate (Adam).") var learningRate: Float = 0.001
     @Option(help: "Embedding cache: reused when present (same data and options), written otherwise.") var cache: String?
+    @Option(help: "Leave out photos of these sources (comma-separated names from the MANIFEST.csv beside --data), for cross-source evaluation.") var excludeSource: String?
 
     func validate() throws {
         var isDir: ObjCBool = false
@@ -46,7 +47,7 @@ struct TrainCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var samples = try TrainingSet.folders(data)
+        var samples = try TrainingSet.folders(data, sources: [], excluding: commaSet(excludeSource))
         if limitPerLabel > 0 {
             var seen: [String: Int] = [:]
             samples = samples.filter { s in seen[s.label, default: 0] += 1; return seen[s.label]! <= limitPerLabel }
@@ -95,10 +96,11 @@ struct TrainCommand: AsyncParsableCommand {
             var data: String; var detection: [String]; var photos: Int; var failures: Int; var labels: Int
             var views: Int; var embeddings: Int; var embedSeconds: Double; var seed: UInt64; var l2: Float; var learningRate: Float
             var training: SoftmaxHead.TrainingReport?
+            var excludedSources: [String]
         }
         let report = Report(data: data, detection: detection, photos: samples.count, failures: failureCount, labels: classes.count,
                             views: views, embeddings: xs.count, embedSeconds: embedSeconds, seed: seed, l2: l2,
-                            learningRate: learningRate, training: head.report)
+                            learningRate: learningRate, training: head.report, excludedSources: commaSet(excludeSource).sorted())
         try Output.json(report).write(toFile: out + "/training-report.json", atomically: true, encoding: .utf8)
         if let r = head.report {
             print(String(format: "head: %d labels, %d epochs (best %d), train accuracy %.3f, held-out accuracy %@ (%d held-out views)",

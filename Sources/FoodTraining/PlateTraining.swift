@@ -1,0 +1,65 @@
+public import FoodRecognition
+import FoodMoment
+public import FoodVision
+public import FoodCore
+import Foundation
+import ImageCodecs
+
+/// Training data and fitting for the plate head (`PlateHeadModel`): shared plates (SOHL thalis and mixed fruit
+/// scenes that are not held out for detection) against single dishes and produce (photos of `<label>/` folders).
+public enum PlateTraining {
+    /// Positive photos: detection records that train the cell head (`CellTraining.isTraining`) and show several
+    /// foods — every SOHL plate, fruit scenes with two or more labels.
+    public static func plates(_ records: [DetectionRecord]) -> [TrainingSample] {
+        records.filter { r in
+            guard CellTraining.isTraining(r), r.source != "ecustfd" else { return false }
+            return r.source == "sohl" || Set(r.boxes.map(\.label)).count >= 2
+        }.map { TrainingSample(path: $0.image, label: "plate") }
+    }
+
+    /// Negative photos: the first `perLabel` photos of each label folder (sorted names), labelled `dish`.
+    public static func dishes(_ samples: [TrainingSample], perLabel: Int) -> [TrainingSample] {
+        var seen: [String: Int] = [:]
+        return samples.filter { s in seen[s.label, default: 0] += 1; return seen[s.label]! <= perLabel }
+            .map { TrainingSample(path: $0.path, label: "dish") }
+    }
+
+    /// Food embeddings (as `recognize` computes them: `FoodRecognizer.embeddings(of:)`) of `views` training views of
+    /// each photo, on one recognizer per thread. Returns one array per sample (empty when it failed to decode).
+    public static func embed(_ samples: [TrainingSample], views: @Sendable (TrainingSample) -> Int, recognizers: [FoodRecognizer],
+                             seed: UInt64, progress: (@Sendable (Int, Int) -> Void)? = nil) -> [[[Float]]] {
+        let lock = NSLock()
+        nonisolated(unsafe) var out = [[[Float]]](repeating: [], count: samples.count)
+        nonisolated(unsafe) var done = 0
+        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
+        let workers = max(1, recognizers.count)
+        DispatchQueue.concurrentPerform(iterations: workers) { w in
+            var i = w
+            while i < samples.count {
+                if case .success(let (decoded, _)) = decoder.decode(path: samples[i].path) {
+                    var rng = SplitMix64(seed: seed &+ UInt64(i))
+                    let tensors = EmbeddingExtractor.views(of: decoded.image, region: samples[i].region,
+                                                           count: views(samples[i]), rng: &rng)
+                    if let e = try? recognizers[w].embeddings(of: tensors) {
+                        lock.lock(); out[i] = e.map(\.embedding); lock.unlock()
+                    }
+                }
+                lock.lock(); done += 1; let d = done; lock.unlock()
+                progress?(d, samples.count)
+                i += workers
+            }
+        }
+        return out
+    }
+
+    /// Fits the two-class head; views of one photo stay on one side of the hold-out split.
+    public static func train(embeddings: [[[Float]]], labels: [String], l2: Float, seed: UInt64) throws(FoodVisionError) -> SoftmaxHead {
+        let classes = ["dish", PlateHeadModel.plateClass]
+        var xs: [[Float]] = [], ys: [Int] = [], groups: [Int] = []
+        for (i, (views, label)) in zip(embeddings, labels).enumerated() {
+            for v in views { xs.append(v); ys.append(label == PlateHeadModel.plateClass ? 1 : 0); groups.append(i) }
+        }
+        return try SoftmaxHead.train(embeddings: xs, labels: ys, classes: classes, l2: l2, holdOutFraction: 0.15,
+                                     maxEpochs: 200, seed: seed, learningRate: 0.001, groupSize: 1, photoGroups: groups)
+    }
+}
