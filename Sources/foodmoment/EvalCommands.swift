@@ -33,12 +33,13 @@ struct EvalCommand: AsyncParsableCommand {
         Examples:
           foodmoment dev eval --data ../shared/data/images/dev
           foodmoment dev eval --data ../shared/data/images/dev --json > eval.json
-          foodmoment dev eval --data ../shared/data/images/train --source grocerystore --models /tmp/loso-grocerystore \\
+          foodmoment dev eval --data ../shared/data/images/train --data ../shared/data/images/dev --source grocerystore \\
+              --models /tmp/loso-grocerystore \\
               --labels apple,banana,kiwi,lemon,mango,orange,peach,pear,plum,tomato
         """
     )
 
-    @Option(help: "Folder with one subfolder of photos per label.") var data: String
+    @Option(help: "Folder with one subfolder of photos per label (repeat for several, e.g. train and dev of one source).") var data: [String]
     @Option(help: "Threads.") var threads = ProcessInfo.processInfo.activeProcessorCount
     @Option(help: "Models folder.") var models: String?
     @Flag(help: "Print JSON.") var json = false
@@ -50,7 +51,9 @@ struct EvalCommand: AsyncParsableCommand {
     @OptionGroup var passes: PassOptions
 
     func run() async throws {
-        var samples = try TrainingSet.folders(data, sources: commaSet(source), excluding: commaSet(excludeSource))
+        guard !data.isEmpty else { throw ValidationError("give at least one --data FOLDER of <label>/ subfolders") }
+        var samples: [TrainingSample] = []
+        for folder in data { samples += try TrainingSet.folders(folder, sources: commaSet(source), excluding: commaSet(excludeSource)) }
         let wanted = commaSet(labels)
         if !wanted.isEmpty { samples = samples.filter { wanted.contains($0.label) } }
         if let fold {
@@ -58,7 +61,7 @@ struct EvalCommand: AsyncParsableCommand {
             guard parts.count == 2, parts[1] > 0, parts[0] < parts[1] else { throw ValidationError("--fold is K/N with 0 ≤ K < N, not \(fold)") }
             samples = samples.filter { SplitMix64.fnv1a(($0.path as NSString).lastPathComponent) % parts[1] == parts[0] }
         }
-        guard !samples.isEmpty else { throw ValidationError("no photos left in \(data) after --source / --exclude-source / --labels") }
+        guard !samples.isEmpty else { throw ValidationError("no photos left in \(data.joined(separator: ", ")) after --source / --exclude-source / --labels") }
         let recognizers = try passes.apply(loadRecognizers(threads: threads, models: models))
         let progress = ProgressLine(total: samples.count)
         let report = ClassificationEvaluator(recognizers: recognizers)
@@ -107,6 +110,7 @@ struct CalibrateCommand: AsyncParsableCommand {
     @Option(help: "Folder of <label>/ food photos.") var dev: String
     @Option(help: "Folders of photos that show no food.") var notFood: [String] = []
     @Option(help: "Largest share of food photos that may be rejected.") var maxFoodRejected = 0.01
+    @Option(help: "Leave out --dev photos of these sources (comma-separated, from the MANIFEST.csv beside --dev).") var excludeSource: String?
     @Flag(help: "Do not add synthetic non-food images.") var noSynthetic = false
     @Option(help: "Threads.") var threads = ProcessInfo.processInfo.activeProcessorCount
     @Option(help: "Models folder.") var models: String?
@@ -115,7 +119,7 @@ struct CalibrateCommand: AsyncParsableCommand {
     func run() async throws {
         let recognizers = try loadRecognizers(threads: threads, models: models)
         let evaluator = ClassificationEvaluator(recognizers: recognizers)
-        let food = evaluator.scores(try TrainingSet.folders(dev)).compactMap { $0 }.map { ($0.ranked.first?.probability ?? 0, $0.foodContext) }
+        let food = evaluator.scores(try TrainingSet.folders(dev, sources: [], excluding: commaSet(excludeSource))).compactMap { $0 }.map { ($0.ranked.first?.probability ?? 0, $0.foodContext) }
         let negatives = FileWalker().expand(notFood).compactMap { item -> TrainingSample? in
             if case .photo(let p) = item { return TrainingSample(path: p, label: "not_food") } else { return nil }
         }

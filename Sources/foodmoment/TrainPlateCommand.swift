@@ -27,6 +27,7 @@ struct TrainPlateCommand: AsyncParsableCommand {
     @Option(help: "Folder of <label>/ photos of single dishes and produce (negatives).") var dishes: String
     @Option(help: "Folder of <label>/ photos to report the plate rate on (not used for training).") var check: String?
     @Option(help: "Negative photos per label.") var perLabel = 20
+    @Option(help: "Leave out --dishes photos of these sources (comma-separated, from the MANIFEST.csv beside --dishes).") var excludeSource: String?
     @Option(help: "Views per plate photo.") var plateViews = 10
     @Option(help: "Views per dish photo.") var dishViews = 2
     @Option(help: "Plate probability at which a photo counts as a plate.") var threshold = 0.5
@@ -46,7 +47,7 @@ struct TrainPlateCommand: AsyncParsableCommand {
         var records: [DetectionRecord] = []
         for file in detection { records += try DetectionRecord.load(jsonl: file) }
         let plates = PlateTraining.plates(records)
-        let negatives = PlateTraining.dishes(try TrainingSet.folders(dishes), perLabel: perLabel)
+        let negatives = PlateTraining.dishes(try TrainingSet.folders(dishes, sources: [], excluding: commaSet(excludeSource)), perLabel: perLabel)
         let samples = plates + negatives
         Output.note("train-plate: \(plates.count) plate photos × \(plateViews) views, \(negatives.count) dish photos × \(dishViews) views")
         let progress = ProgressLine(total: samples.count)

@@ -65,6 +65,72 @@ struct RecognitionTests {
         }
     }
 
+    @Test func thePlateHeadTellsAThaliFromOneFruit() throws {
+        let r = try #require(sharedRecognizer)
+        let plate = try #require(r.plateHead, "models/food-head/plate-head.json must load")
+        func isPlate(_ name: String) throws -> Bool { try plate.isPlate(try r.embed(try decodeSample(name)).embedding) }
+        #expect(try isPlate("thali-2.jpg"))
+        #expect(try isPlate("thali-rice-curry-roti.jpg"))
+        #expect(try isPlate("thali-phone-rotated.jpg"))
+        // (A bunch of bananas filling the frame is a borderline case; for fruit the cell detector names, the plate
+        // judgement does not change the answer.)
+        #expect(try !isPlate("apple.jpg"))
+    }
+
+    /// The user's answer follows the whole-photo one: for each Food-101 dish label, the first dev photo (by name)
+    /// that the head gets right comes back with that dish as the most confident food — not the rice, curry and tea
+    /// its cells resemble. Two of the twenty do not today (a fried rice and a grilled salmon plate the plate head
+    /// takes for thalis, docs/recognition.md); before the plate head and the lower single-dish threshold, 16 of
+    /// twenty did (baklava, beignets, chicken wings and ramen came back as thali items).
+    @Test(.enabled(if: TestPaths.hasSharedData, "needs ../shared/data"))
+    func singleDishPhotosComeBackAsTheDish() throws {
+        let r = try #require(sharedRecognizer)
+        let dishes = ["apple_pie", "baby_back_ribs", "baklava", "beef_carpaccio", "beef_tartare", "beet_salad", "beignets",
+                      "bibimbap", "bread_pudding", "breakfast_burrito", "chicken_curry", "chicken_wings", "fried_rice",
+                      "grilled_salmon", "hamburger", "ice_cream", "pizza", "ramen", "steak", "sushi"]
+        var wrong: [String] = []
+        for label in dishes {
+            let dir = TestPaths.sharedData + "/images/dev/" + label
+            let files = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+            var checked = false
+            for file in files {
+                let image = try ImageDecoder.decodeFile(atPath: dir + "/" + file, options: DecodeOptions(minShortSide: 224)).image
+                let rec = try r.recognize(image)
+                guard rec.top.first?.label == label else { continue }
+                let shown = rec.foods.max { $0.confidence < $1.confidence }?.label
+                if shown != label { wrong.append("\(label)/\(file) → \(rec.foods.map(\.label))") }
+                checked = true
+                break
+            }
+            #expect(checked, "no dev photo of \(label) has the head right")
+        }
+        #expect(wrong.count <= 2, "\(wrong)")
+    }
+
+    /// A clear single food the ImageNet classes have no name for (ECUSTFD's litchis) is not "unknown".
+    @Test(.enabled(if: TestPaths.hasSharedData, "needs ../shared/data"))
+    func confidentLitchisAreNotUnknown() throws {
+        let r = try #require(sharedRecognizer)
+        let dir = TestPaths.sharedData + "/images/dev/litchi"
+        for file in try FileManager.default.contentsOfDirectory(atPath: dir).sorted().prefix(6) {
+            let rec = try r.recognize(try ImageDecoder.decodeFile(atPath: dir + "/" + file, options: DecodeOptions(minShortSide: 224)).image)
+            #expect(!rec.unknown && rec.foods.first?.label == "litchi", "\(file): \(rec.top.prefix(2)) → \(rec.foods.map(\.label))")
+        }
+    }
+
+    @Test func aConfidentHeadOverridesALowFoodContext() throws {
+        var c = RecognitionCalibration()
+        c.unknownThreshold = 0.1; c.foodContextThreshold = 0.1
+        #expect(c.rejects(headProbability: 0.95, foodContext: 0.01))
+        c.confidentFoodProbability = 0.9
+        #expect(!c.rejects(headProbability: 0.95, foodContext: 0.01))
+        #expect(c.rejects(headProbability: 0.85, foodContext: 0.01))
+        #expect(c.rejects(headProbability: 0.05, foodContext: 0.9))
+        let decoded = try JSONDecoder().decode(RecognitionCalibration.self, from: Data(#"{"confidentFoodProbability": 0.9}"#.utf8))
+        #expect(decoded.confidentFoodProbability == 0.9)
+        #expect(try JSONDecoder().decode(RecognitionCalibration.self, from: Data("{}".utf8)).confidentFoodProbability == nil)
+    }
+
     @Test func orientationDoesNotChangeTheAnswer() throws {
         let r = try #require(sharedRecognizer)
         let upright = try decodeSample("orange.jpg")
