@@ -30,7 +30,7 @@ struct TrainPlateCommand: AsyncParsableCommand {
     @Option(help: "Leave out --dishes photos of these sources (comma-separated, from the MANIFEST.csv beside --dishes).") var excludeSource: String?
     @Option(help: "Views per plate photo.") var plateViews = 10
     @Option(help: "Views per dish photo.") var dishViews = 2
-    @Option(help: "Plate probability at which a photo counts as a plate.") var threshold = 0.5
+    @Option(help: "Plate probability at which a photo counts as a plate (0.3 shipped: see docs/recognition.md).") var threshold = 0.3
     @Option(help: "L2 regularisation.") var l2: Float = 0.01
     @Option(help: "Random seed.") var seed: UInt64 = 1
     @Option(help: "Threads.") var threads = ProcessInfo.processInfo.activeProcessorCount
