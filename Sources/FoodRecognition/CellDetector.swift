@@ -180,11 +180,9 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
     /// 0 = the cells' own argmax.
     public var labelWeight: Double = 0
     /// A photo whose whole-photo best label is one the cell head cannot name (a dish, most vegetables) is that one
-    /// food, over the union of the regions, when the head gives it at least this probability …
+    /// food, over the union of the regions, when the head gives it at least this probability and the photo is not a
+    /// shared plate (`PlateHeadModel`).
     public var singleDishProbability: Double = 0.6
-    /// … and at most this much probability in all to the labels the cell head can name (a shared plate of those
-    /// keeps its regions); 1 = no limit.
-    public var maxNameableMass: Double = 1
     public var note: String = ""
 
     public init(head: SoftmaxHead) { self.head = head }
@@ -194,7 +192,7 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
         case minProbability = "min_probability", minProbabilities = "min_probabilities", thresholdMode = "threshold_mode", minCells = "min_cells", nmsIoU = "nms_iou", crossClassIoU = "cross_class_iou"
         case globalWeight = "global_weight", minConfidence = "min_confidence", containedFraction = "contained_fraction"
         case dominantProbability = "dominant_probability", labelWeight = "label_weight"
-        case singleDishProbability = "single_dish_probability", maxNameableMass = "max_nameable_mass"
+        case singleDishProbability = "single_dish_probability"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -215,7 +213,6 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
         dominantProbability = try c.decodeIfPresent(Double.self, forKey: .dominantProbability)
         labelWeight = try c.decodeIfPresent(Double.self, forKey: .labelWeight) ?? d.labelWeight
         singleDishProbability = try c.decodeIfPresent(Double.self, forKey: .singleDishProbability) ?? d.singleDishProbability
-        maxNameableMass = try c.decodeIfPresent(Double.self, forKey: .maxNameableMass) ?? d.maxNameableMass
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? d.note
     }
 }

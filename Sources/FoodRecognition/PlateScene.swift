@@ -31,11 +31,8 @@ public struct PlateHeadModel: Sendable, Codable, Equatable {
     public static func load(modelsDirectory: String) throws(FoodVisionError) -> PlateHeadModel? {
         let path = modelsDirectory + "/food-head/" + fileName
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        let data = try readModelFile(path)
-        let model: PlateHeadModel
-        do { model = try JSONDecoder().decode(PlateHeadModel.self, from: data) } catch {
-            throw .invalidFormat(path: path, reason: "not a plate head (\(error))")
-        }
+        let model = try decodeModelFile(PlateHeadModel.self, from: path, what: "plate head")
+        try model.head.checkSizes(path: path)
         guard Set(model.head.classes) == ["dish", plateClass] else {
             throw .invalidFormat(path: path, reason: "classes are \(model.head.classes); expected dish and plate")
         }
@@ -43,10 +40,6 @@ public struct PlateHeadModel: Sendable, Codable, Equatable {
     }
 
     public func save(to path: String) throws(FoodVisionError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data: Data
-        do { data = try encoder.encode(self) } catch { throw .io(path: path, reason: "cannot encode plate head (\(error))") }
-        try ModelConverter.write(data, to: path)
+        try writeModelFile(self, to: path, what: "plate head")
     }
 }

@@ -494,8 +494,7 @@ public final class FoodRecognizer: @unchecked Sendable {
             items = merged.map { ($0.label, $0.confidence, $0.box) }
         }
         if !plate, let best = global.first, !detector.classes.contains(best.label),
-           Double(best.probability) >= model.singleDishProbability,
-           global.reduce(0.0, { $0 + (detector.classes.contains($1.label) ? Double($1.probability) : 0) }) <= model.maxNameableMass {
+           Double(best.probability) >= model.singleDishProbability {
             let all = items.dropFirst().reduce(items[0].box) { $0.union($1.box) }
             items = [(best.label, Double(best.probability), all)]
         }

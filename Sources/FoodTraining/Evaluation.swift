@@ -138,28 +138,25 @@ public struct ClassificationEvaluator: Sendable {
                          mostConfusedWith: r.conf.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key,
                          foodsTop1: foods ? Double(r.f1) / Double(r.n) : nil)
         }
-        func rate(_ rs: [ClassificationReport.LabelRow], _ key: KeyPath<ClassificationReport.LabelRow, Double>) -> Double {
+        /// Photo-weighted mean of a per-label rate (a label without the rate counts as 0).
+        func rate(_ rs: [ClassificationReport.LabelRow], _ value: (ClassificationReport.LabelRow) -> Double?) -> Double {
             let n = rs.reduce(0) { $0 + $1.count }
-            return n == 0 ? 0 : rs.reduce(0.0) { $0 + $1[keyPath: key] * Double($1.count) } / Double(n)
-        }
-        func foodsRate(_ rs: [ClassificationReport.LabelRow]) -> Double {
-            let n = rs.reduce(0) { $0 + $1.count }
-            return n == 0 ? 0 : rs.reduce(0.0) { $0 + ($1.foodsTop1 ?? 0) * Double($1.count) } / Double(n)
+            return n == 0 ? 0 : rs.reduce(0.0) { $0 + (value($1) ?? 0) * Double($1.count) } / Double(n)
         }
         var byGroup1: [String: Double] = [:], byGroup5: [String: Double] = [:], foodsByGroup: [String: Double] = [:]
         for g in ["dish", "produce"] {
             let rs = rows.filter { $0.group == g }
-            if !rs.isEmpty { byGroup1[g] = rate(rs, \.top1); byGroup5[g] = rate(rs, \.top5); foodsByGroup[g] = foodsRate(rs) }
+            if !rs.isEmpty { byGroup1[g] = rate(rs) { $0.top1 }; byGroup5[g] = rate(rs) { $0.top5 }; foodsByGroup[g] = rate(rs) { $0.foodsTop1 } }
         }
         var confusions: [ClassificationReport.Confusion] = []
         for (label, r) in perLabel { for (p, c) in r.conf { confusions.append(.init(truth: label, predicted: p, count: c)) } }
         confusions.sort { $0.count > $1.count || ($0.count == $1.count && ($0.truth, $0.predicted) < ($1.truth, $1.predicted)) }
         let total = rows.reduce(0) { $0 + $1.count }
-        return ClassificationReport(photos: total, failures: failures, top1: rate(rows, \.top1), top5: rate(rows, \.top5),
+        return ClassificationReport(photos: total, failures: failures, top1: rate(rows) { $0.top1 }, top5: rate(rows) { $0.top5 },
                                     top1ByGroup: byGroup1, top5ByGroup: byGroup5,
                                     rejectedRate: total == 0 ? 0 : Double(rows.reduce(0) { $0 + $1.rejectedAsUnknown }) / Double(total),
                                     labels: rows, confusions: Array(confusions.prefix(15)), unknownThreshold: calibration.unknownThreshold,
-                                    foodsTop1: foods ? foodsRate(rows) : nil, foodsTop1ByGroup: foods ? foodsByGroup : nil,
+                                    foodsTop1: foods ? rate(rows) { $0.foodsTop1 } : nil, foodsTop1ByGroup: foods ? foodsByGroup : nil,
                                     foodsLost: foods ? lost : nil, foodsGained: foods ? gained : nil)
     }
 }

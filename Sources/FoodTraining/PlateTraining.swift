@@ -8,13 +8,14 @@ import ImageCodecs
 /// Training data and fitting for the plate head (`PlateHeadModel`): shared plates (SOHL thalis and mixed fruit
 /// scenes that are not held out for detection) against single dishes and produce (photos of `<label>/` folders).
 public enum PlateTraining {
-    /// Positive photos: detection records that train the cell head (`CellTraining.isTraining`) and show several
-    /// foods — every SOHL plate, fruit scenes with two or more labels.
-    public static func plates(_ records: [DetectionRecord]) -> [TrainingSample] {
+    /// Photos of several foods — every SOHL plate, fruit scenes with two or more labels — among the detection records
+    /// that train the cell head (`CellTraining.isTraining`: the positives), or with `heldOut`, among those held out
+    /// of it (where the plate rate is reported).
+    public static func plates(_ records: [DetectionRecord], heldOut: Bool = false) -> [TrainingSample] {
         records.filter { r in
-            guard CellTraining.isTraining(r), r.source != "ecustfd" else { return false }
+            guard CellTraining.isTraining(r) != heldOut, r.source != "ecustfd" else { return false }
             return r.source == "sohl" || Set(r.boxes.map(\.label)).count >= 2
-        }.map { TrainingSample(path: $0.image, label: "plate") }
+        }.map { TrainingSample(path: $0.image, label: PlateHeadModel.plateClass) }
     }
 
     /// Negative photos: the first `perLabel` photos of each label folder (sorted names), labelled `dish`.

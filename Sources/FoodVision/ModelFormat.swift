@@ -283,6 +283,23 @@ package func readModelFile(_ path: String) throws(FoodVisionError) -> Data {
     }
 }
 
+/// A JSON model file (head, matcher, plate head) decoded; a file that does not decode is "not a `what`".
+package func decodeModelFile<T: Decodable>(_ type: T.Type, from path: String, what: String) throws(FoodVisionError) -> T {
+    let data = try readModelFile(path)
+    do { return try JSONDecoder().decode(T.self, from: data) } catch {
+        throw .invalidFormat(path: path, reason: "not a \(what) (\(error))")
+    }
+}
+
+/// A model written as JSON with sorted keys (stable diffs of the committed files), atomically.
+package func writeModelFile<T: Encodable>(_ value: T, to path: String, what: String) throws(FoodVisionError) {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    let data: Data
+    do { data = try encoder.encode(value) } catch { throw .io(path: path, reason: "cannot encode \(what) (\(error))") }
+    try ModelConverter.write(data, to: path)
+}
+
 /// One label per line, trailing newline tolerated.
 func readLabels(_ path: String) throws(FoodVisionError) -> [String] {
     guard FileManager.default.fileExists(atPath: path) else { throw .missingFile(path: path) }

@@ -71,20 +71,12 @@ public struct PrototypeMatcher: Sendable, Codable, Equatable {
     }
 
     public func save(to path: String) throws(FoodVisionError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data: Data
-        do { data = try encoder.encode(self) } catch { throw .io(path: path, reason: "cannot encode matcher (\(error))") }
-        try ModelConverter.write(data, to: path)
+        try writeModelFile(self, to: path, what: "matcher")
     }
 
     public static func load(from path: String) throws(FoodVisionError) -> PrototypeMatcher {
         guard FileManager.default.fileExists(atPath: path) else { throw .missingFile(path: path) }
-        let data = try readModelFile(path)
-        let m: PrototypeMatcher
-        do { m = try JSONDecoder().decode(PrototypeMatcher.self, from: data) } catch {
-            throw .invalidFormat(path: path, reason: "not a prototype matcher (\(error))")
-        }
+        let m = try decodeModelFile(PrototypeMatcher.self, from: path, what: "prototype matcher")
         guard m.prototypes.allSatisfy({ $0.sum.count == m.dimension }) else {
             throw .invalidFormat(path: path, reason: "a prototype's length differs from dimension \(m.dimension)")
         }

@@ -181,28 +181,26 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
     }
 
     public func save(to path: String) throws(FoodVisionError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data: Data
-        do { data = try encoder.encode(self) } catch { throw .io(path: path, reason: "cannot encode head (\(error))") }
-        try ModelConverter.write(data, to: path)
+        try writeModelFile(self, to: path, what: "head")
     }
 
     public static func load(from path: String) throws(FoodVisionError) -> SoftmaxHead {
         guard FileManager.default.fileExists(atPath: path) else { throw .missingFile(path: path) }
-        let data = try readModelFile(path)
-        let head: SoftmaxHead
-        do { head = try JSONDecoder().decode(SoftmaxHead.self, from: data) } catch {
-            throw .invalidFormat(path: path, reason: "not a softmax head (\(error))")
-        }
+        let head = try decodeModelFile(SoftmaxHead.self, from: path, what: "softmax head")
+        try head.checkSizes(path: path)
+        return head
+    }
+
+    /// The arrays agree with the classes and the dimension (a decoded head is not checked by its decoder; `predict`
+    /// reads the weights unchecked).
+    package func checkSizes(path: String) throws(FoodVisionError) {
         // Checked multiplication: a head whose dimension times its class count overflows trapped here (seen while
         // writing the food-head fuzz target and reproduced through it).
-        let (cells, overflow) = head.classes.count.multipliedReportingOverflow(by: head.dimension)
-        guard !overflow, head.dimension >= 0, head.weights.count == cells, head.bias.count == head.classes.count,
-              head.featureMean.count == head.dimension, head.featureScale.count == head.dimension else {
-            throw .invalidFormat(path: path, reason: "array sizes do not match \(head.classes.count) classes x \(head.dimension)")
+        let (cells, overflow) = classes.count.multipliedReportingOverflow(by: dimension)
+        guard !overflow, dimension >= 0, weights.count == cells, bias.count == classes.count,
+              featureMean.count == dimension, featureScale.count == dimension else {
+            throw .invalidFormat(path: path, reason: "array sizes do not match \(classes.count) classes x \(dimension)")
         }
-        return head
     }
 
     func standardise(_ e: [Float]) -> [Float] {

@@ -74,10 +74,7 @@ struct TrainPlateCommand: AsyncParsableCommand {
             return line
         }
         var lines: [String] = []
-        let heldPlates = records.filter { r in
-            !CellTraining.isTraining(r) && r.source != "ecustfd" && (r.source == "sohl" || Set(r.boxes.map(\.label)).count >= 2)
-        }.map { TrainingSample(path: $0.image, label: "plate") }
-        lines.append(rate("held-out plates and mixed fruit scenes", heldPlates))
+        lines.append(rate("held-out plates and mixed fruit scenes", PlateTraining.plates(records, heldOut: true)))
         if let check { lines.append(rate("check photos (\(check))", try TrainingSet.folders(check))) }
         var saved = model
         saved.note = "foodmoment dev train-plate --per-label \(perLabel) --plate-views \(plateViews) --dish-views \(dishViews) --l2 \(l2) --threshold \(threshold) --seed \(seed): "
