@@ -78,7 +78,7 @@ let package = Package(
         // Developer tools only (training, fine-tuning, evaluation, decode benchmark): never imported by the library.
         .target(
             name: "FoodTraining",
-            dependencies: ["FoodCore", "FoodVision", "FoodRecognition", "ImageCodecs", "FoodMoment"],
+            dependencies: ["FoodCore", "FoodVision", "FoodRecognition", "ImageCodecs", "Nutrition", "FoodMoment"],
             swiftSettings: numericSettings
         ),
         // Composition, and the library users import: decode → recognise → nutrition join → refinement merge, the
@@ -121,7 +121,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FoodTrainingTests",
-            dependencies: ["FoodTraining", "FoodRecognition", "FoodCore", "FoodVision", "FoodMomentTestSupport"],
+            dependencies: ["FoodTraining", "FoodRecognition", "FoodCore", "FoodVision", "Nutrition", "FoodMomentTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -141,6 +141,6 @@ let package = Package(
             dependencies: ["BatchStore", "FoodMoment", "FoodRecognition", "MealStore", "FoodCore", "Nutrition", "ImageCodecs", "FoodMomentTestSupport", "foodmoment"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "CLITests", dependencies: ["FoodCore", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["FoodCore", "ImageCodecs", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
     ]
 )

@@ -22,7 +22,8 @@ public struct StoreJournal: BatchJournal {
     }
 
     public func record(hash: String, path: String, settings: String, result: Data, meal: PhotoMealInput?, replace: Bool) throws -> LoggedMeal? {
-        let photoMeal = meal.map { PhotoMeal(photo: $0.photo, foods: $0.foods, analysis: $0.analysis, utcOffsetSeconds: $0.utcOffsetSeconds) }
+        let photoMeal = meal.map { PhotoMeal(photo: $0.photo, foods: $0.foods, analysis: $0.analysis, utcOffsetSeconds: $0.utcOffsetSeconds,
+                                        title: $0.title) }
         return try store.record(hash: hash, path: path, settings: settings, result: result, meal: photoMeal,
                                 policy: policy, replace: replace)
             .map { LoggedMeal(outcome: $0.kind, mealID: $0.mealID) }

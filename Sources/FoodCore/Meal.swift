@@ -45,6 +45,8 @@ public enum MealOutcome: String, Sendable, Codable, Hashable {
     case duplicate
     /// That photo was already logged and its foods were replaced by the new ones.
     case replaced
+    /// The user deleted the meal this photo was in: it is not logged again (`--force` logs it on purpose).
+    case deleted
 }
 
 /// Energy and macronutrients. Per item these are for the item's grams; per meal they are sums.
@@ -137,7 +139,8 @@ public struct MealPhoto: Sendable, Codable, Equatable, Hashable {
     public var path: String
     public var takenAt: Date
     /// `exif` (DateTimeOriginal, with OffsetTimeOriginal when present), `exif_local` (no offset: read in the
-    /// machine's time zone) or `file_time`.
+    /// machine's time zone), `given` (the user's `--time`) or `file_time`. Only a file time is not trusted to
+    /// say which photos belong to one meal.
     public var timeSource: String
 
     public init(hash: String, path: String, takenAt: Date, timeSource: String) {

@@ -20,14 +20,23 @@ public struct PhotoMealInput: Sendable, Equatable {
     public var foods: [MealFood]
     public var analysis: String?
     public var utcOffsetSeconds: Int?
+    /// Set for an unrecognised photo ("Unrecognised photo"); nil lets the diary title the meal from its foods.
+    public var title: String?
 }
 
-/// How a photo landed in the diary: `created`, `merged`, `duplicate` or `replaced`, and the meal's id.
+/// How a photo landed in the diary: `created`, `merged`, `duplicate`, `replaced` or `deleted` (the user deleted its
+/// meal earlier; not logged again), the meal's id (empty for `deleted`), and the time the photo was logged at.
 public struct LoggedMeal: Sendable, Equatable, Codable {
     public var outcome: MealOutcome
     public var mealID: String
-    public init(outcome: MealOutcome, mealID: String) { self.outcome = outcome; self.mealID = mealID }
-    enum CodingKeys: String, CodingKey { case outcome; case mealID = "meal_id" }
+    /// When the photo says it was taken, as logged.
+    public var time: Date?
+    /// Where `time` came from: `exif`, `exif_local`, `given` (`--time`) or `file_time` (never merged with others).
+    public var timeSource: String?
+    public init(outcome: MealOutcome, mealID: String, time: Date? = nil, timeSource: String? = nil) {
+        self.outcome = outcome; self.mealID = mealID; self.time = time; self.timeSource = timeSource
+    }
+    enum CodingKeys: String, CodingKey { case outcome, time; case mealID = "meal_id", timeSource = "time_source" }
 }
 
 /// `--shard K/N`: a deterministic 1/N of the files, chosen from each file's path relative to the folder named on
@@ -62,17 +71,19 @@ public struct Shard: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// When a meal was eaten: EXIF DateTimeOriginal (with OffsetTimeOriginal when present), else the file time.
+/// When a meal was eaten: the time the user gave (`--time`), else EXIF DateTimeOriginal (with OffsetTimeOriginal
+/// when present), else the file time (which copying a photo changes: never used to merge photos into one meal).
 public enum MealTime {
     public struct Resolved: Sendable, Equatable {
         public var date: Date
         public var utcOffsetSeconds: Int?
-        /// `exif`, `exif_local` (no offset in the photo: read in `timeZone`) or `file_time`.
+        /// `given`, `exif`, `exif_local` (no offset in the photo: read in `timeZone`) or `file_time`.
         public var source: String
     }
 
     public static func resolve(dateTimeOriginal: String?, offsetTimeOriginal: String?, fileModified: Date,
-                               timeZone: TimeZone) -> Resolved {
+                               timeZone: TimeZone, given: Date? = nil) -> Resolved {
+        if let given { return Resolved(date: given, utcOffsetSeconds: timeZone.secondsFromGMT(for: given), source: "given") }
         if let dto = dateTimeOriginal, let parts = parseExifDateTime(dto) {
             var calendar = Calendar(identifier: .gregorian)
             if let offsetText = offsetTimeOriginal, let offset = parseOffset(offsetText),
@@ -109,14 +120,23 @@ public enum MealTime {
 }
 
 extension PhotoResult {
-    /// This photo as a diary entry: nil for failures and for photos with no food.
-    public func mealInput(fileModified: Date, timeZone: TimeZone) -> PhotoMealInput? {
-        guard succeeded, let hash = photoHash, let foods, !foods.isEmpty, unknown != true else { return nil }
+    /// This photo as a diary entry: nil for failures and decode-only results. A photo with no food we know becomes
+    /// a meal of its own with no foods, titled "Unrecognised photo" and with the best guess in its analysis, so the
+    /// user sees it and can add its foods (`meal edit`).
+    public func mealInput(fileModified: Date, timeZone: TimeZone, givenTime: Date? = nil) -> PhotoMealInput? {
+        guard succeeded, let hash = photoHash, let foods else { return nil }
         let time = MealTime.resolve(dateTimeOriginal: decode?.dateTimeOriginal, offsetTimeOriginal: decode?.offsetTimeOriginal,
-                                    fileModified: fileModified, timeZone: timeZone)
+                                    fileModified: fileModified, timeZone: timeZone, given: givenTime)
+        let photo = MealPhoto(hash: hash, path: file, takenAt: time.date, timeSource: time.source)
+        if unknown == true || foods.isEmpty {
+            let guess = top?.first.map { String(format: "best guess %@ %.2f", $0.label, $0.probability) } ?? "no guess"
+            return PhotoMealInput(photo: photo, foods: [],
+                                  analysis: "On-device recognition: not a food we know (\(guess)); add its foods with `foodmoment meal edit`",
+                                  utcOffsetSeconds: time.utcOffsetSeconds, title: "Unrecognised photo")
+        }
         let items = foods.map { MealFood($0, photoHash: hash) }
         let summary = foods.map { String(format: "%@ %.2f", $0.food.label, $0.food.confidence) }.joined(separator: ", ")
-        return PhotoMealInput(photo: MealPhoto(hash: hash, path: file, takenAt: time.date, timeSource: time.source),
+        return PhotoMealInput(photo: photo,
                               foods: items, analysis: "On-device recognition: \(summary)", utcOffsetSeconds: time.utcOffsetSeconds)
     }
 }
@@ -127,8 +147,8 @@ public enum ResultCSV {
         + "grams,grams_source,food_id,kcal,protein_g,carbs_g,fat_g,fiber_g"
 
     public static func rows(_ r: PhotoResult) -> [String] {
-        let status = r.error != nil ? "error" : (r.unknown == true ? "unknown" : (r.foods == nil ? "decoded" : "ok"))
-        let base = [r.file, r.photoHash ?? "", status, r.error.map { "\($0.kind): \($0.message)" } ?? ""]
+        let problem = r.error.map { "\($0.kind): \($0.message)" } ?? r.skipReason ?? ""
+        let base = [r.file, r.photoHash ?? "", r.status.rawValue, problem]
         guard let foods = r.foods, !foods.isEmpty else {
             return [line(base + Array(repeating: "", count: 16))]
         }
@@ -180,10 +200,13 @@ public final class BatchRunner: @unchecked Sendable {
         public var timeZone: TimeZone
         /// Photos per worker per chunk.
         public var chunkPerWorker: Int
+        /// The time every logged photo of this run was taken (`--time`), instead of its EXIF or file time.
+        public var givenTime: Date?
 
-        public init(settings: String, force: Bool = false, log: Bool = false, timeZone: TimeZone = .current, chunkPerWorker: Int = 4) {
+        public init(settings: String, force: Bool = false, log: Bool = false, timeZone: TimeZone = .current, chunkPerWorker: Int = 4,
+                    givenTime: Date? = nil) {
             self.settings = settings; self.force = force; self.log = log; self.timeZone = timeZone
-            self.chunkPerWorker = chunkPerWorker
+            self.chunkPerWorker = chunkPerWorker; self.givenTime = givenTime
         }
     }
 
@@ -198,18 +221,29 @@ public final class BatchRunner: @unchecked Sendable {
         public var journalError: String?
         /// What the per-photo output step (e.g. `--annotate`) reported: a path written or an error.
         public var output: Result<String, PhotoError>?
+
+        /// A file the walk found in a folder that is not a photo: every output format lists it as `skipped`.
+        public static func skipped(index: Int, path: String, reason: String) -> Item {
+            Item(index: index, result: .skipped(file: path, reason: reason), origin: .analysed)
+        }
     }
 
     public struct Summary: Sendable, Codable, Equatable {
         public var files = 0
         public var succeeded = 0
         public var failed = 0
+        /// Files in folders that are not photos (listed, not analysed; not failures).
+        public var skipped = 0
         public var foods = 0
         public var fromJournal = 0
         public var analysed = 0
         public var mealsCreated = 0
         public var mealsMerged = 0
         public var duplicates = 0
+        /// Photos whose meal the user deleted earlier: not logged again.
+        public var keptDeleted = 0
+        /// Photos that showed no food we know (with `--log`, each is an "Unrecognised photo" meal).
+        public var unknown = 0
         public var journalErrors = 0
         public var seconds = 0.0
         public var workers = 1
@@ -217,9 +251,9 @@ public final class BatchRunner: @unchecked Sendable {
         public var photosPerSecond: Double { seconds > 0 ? Double(analysed) / seconds : 0 }
 
         enum CodingKeys: String, CodingKey {
-            case files, succeeded, failed, foods, analysed, seconds, workers, duplicates
+            case files, succeeded, failed, skipped, foods, analysed, seconds, workers, duplicates
             case fromJournal = "from_journal", mealsCreated = "meals_created", mealsMerged = "meals_merged"
-            case journalErrors = "journal_errors"
+            case journalErrors = "journal_errors", keptDeleted = "kept_deleted", unknown
         }
     }
 
@@ -282,13 +316,16 @@ public final class BatchRunner: @unchecked Sendable {
                 item.output = outputs.values[offset]
                 if let journal, result.succeeded, let hash = result.photoHash, origin == .analysed || options.log,
                    result.refinement?.status != .unrefined {
-                    let meal = options.log ? result.mealInput(fileModified: modified, timeZone: options.timeZone) : nil
+                    let meal = options.log ? result.mealInput(fileModified: modified, timeZone: options.timeZone,
+                                                              givenTime: options.givenTime) : nil
                     do {
                         var stored = result
                         stored.timings = nil  // the journal keeps what the photo showed, not how long it took this time
                         item.logged = try journal.record(hash: hash, path: result.file, settings: options.settings,
                                                          result: try encoder.encode(stored), meal: meal,
                                                          replace: options.force && origin == .analysed)
+                        item.logged?.time = meal?.photo.takenAt
+                        item.logged?.timeSource = meal?.photo.timeSource
                     } catch {
                         item.journalError = "\(error)"
                         summary.journalErrors += 1
@@ -302,8 +339,10 @@ public final class BatchRunner: @unchecked Sendable {
                 case .created: summary.mealsCreated += 1
                 case .merged: summary.mealsMerged += 1
                 case .duplicate: summary.duplicates += 1
+                case .deleted: summary.keptDeleted += 1
                 default: break
                 }
+                if result.status == .unknown { summary.unknown += 1 }
                 onItem(item)
             }
             chunkStart += chunk.count
@@ -368,8 +407,11 @@ public enum BatchSettings {
     public static func key(modelsDirectory: String, nutritionDirectory: String, userDataDirectory: String,
                            decodeSize: Int, acceptDamaged: Bool) -> String {
         var material = "foodmoment-batch-1;decode=\(decodeSize);damaged=\(acceptDamaged)"
-        for file in ["efficientnet-lite0/manifest.json", "food-head/head.json", "food-head/calibration.json",
-                     "food-head/coin-head.json", "food-head/reference.json"] {
+        // Every file of the food head folder (head, calibration, cell detector, plate head, coin head, …): a result
+        // made before any of them changed is analysed again.
+        let headFiles = ((try? FileManager.default.contentsOfDirectory(atPath: modelsDirectory + "/food-head")) ?? [])
+            .filter { !$0.hasPrefix(".") }.sorted().map { "food-head/" + $0 }
+        for file in ["efficientnet-lite0/manifest.json"] + headFiles {
             let bytes = FileManager.default.contents(atPath: modelsDirectory + "/" + file).map { [UInt8]($0) } ?? []
             material += ";\(file)=\(ContentDigest.sha256Hex(bytes))"
         }

@@ -10,12 +10,19 @@ public enum WalkItem: Sendable, Equatable {
 }
 
 /// Expands files and folders into photo paths: folders recursively, in sorted order, never following a
-/// symlink into a folder already visited (no loops), deciding "is this an image" by content, not by name.
+/// symlink into a folder already visited (no loops).
+///
+/// Inside a folder a file is a photo when it has a photo's name (`imageExtensions`, any case) or, whatever its name,
+/// starts like an image; a damaged `IMG_0001.JPG` is therefore a photo that fails with its reason, never a file that
+/// silently drops out of the results. Other files are `skipped` with the reason, and every output lists them.
 public struct FileWalker: Sendable {
+    /// Names that promise a photo: such a file is always analysed (and fails loudly when its content is not one).
+    public static let imageExtensions: Set<String> = ["jpg", "jpeg", "jpe", "png", "heic", "heif", "webp"]
+
     public init() {}
 
-    /// Paths named explicitly are always returned as photos (so a bad file named by the user is reported as an
-    /// error); files found inside folders are sniffed and non-images are skipped.
+    /// Paths named explicitly are always returned as photos (a missing or bad file named by the user is reported as
+    /// a failed photo); files found inside folders are photos by name or content, the rest are skipped.
     public func expand(_ paths: [String]) -> [WalkItem] {
         var items: [WalkItem] = []
         var visited = Set<String>()
@@ -46,12 +53,16 @@ public struct FileWalker: Sendable {
             }
             if isDir.boolValue {
                 walk(directory: path, into: &items, visited: &visited)
-            } else if let reason = Self.notAnImageReason(path) {
+            } else if !Self.hasImageName(path), let reason = Self.notAnImageReason(path) {
                 items.append(.skipped(path: path, reason: reason))
             } else {
                 items.append(.photo(path: path))
             }
         }
+    }
+
+    static func hasImageName(_ path: String) -> Bool {
+        imageExtensions.contains((path as NSString).pathExtension.lowercased())
     }
 
     /// `nil` when the file starts like an image (supported or not: unsupported formats are reported as errors

@@ -201,8 +201,11 @@ public final class MealAnalyzer: @unchecked Sendable {
                                    kcal: r(n[.energyKcal], 1), proteinG: r(n[.protein]), carbsG: r(n[.carbohydrate]),
                                    fatG: r(n[.fat]), fiberG: r(n[.fiber]))
         if let per100 = try? db.nutrients(for: food, grams: 100).nutrients {
-            result.per100g = Macros(kcal: per100[.energyKcal] ?? 0, proteinG: per100[.protein] ?? 0,
-                                    carbsG: per100[.carbohydrate] ?? 0, fatG: per100[.fat] ?? 0, fiberG: per100[.fiber] ?? 0)
+            // The tables give two decimals at most; rounding keeps the Float→Double noise (27.989999771118164) out of
+            // JSON, CSV and the diary.
+            func t(_ n: Nutrient) -> Double { r(per100[n], 100) ?? 0 }
+            result.per100g = Macros(kcal: t(.energyKcal), proteinG: t(.protein), carbsG: t(.carbohydrate), fatG: t(.fat),
+                                    fiberG: t(.fiber))
         }
         return result
     }

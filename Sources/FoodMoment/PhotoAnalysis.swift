@@ -42,6 +42,20 @@ public struct PhotoError: Error, Sendable, Codable, Equatable {
     public init(_ error: ImageCodecError) { self.init(kind: error.kind, message: error.description) }
 }
 
+/// What became of one input file, the same word in every output format (`status` in JSON, NDJSON and CSV).
+public enum PhotoStatus: String, Sendable, Codable, CaseIterable {
+    /// Analysed; `foods` has what was found.
+    case ok
+    /// Decoded and analysed, but no food we know (`top` has the best guesses).
+    case unknown
+    /// Decoded only (`--decode-only`).
+    case decoded
+    /// Could not be read, decoded or analysed; `error` says why. Counts in the exit code.
+    case failed
+    /// Inside a folder, not a photo (neither a photo's name nor an image's content); `skip_reason` says why.
+    case skipped
+}
+
 /// The result for one input file: either a result or an error, never both.
 public struct PhotoResult: Sendable, Codable, Equatable {
     public var file: String
@@ -66,11 +80,15 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     public var totals: Macros?
     /// Stage 2 (optional LLM refinement): refined or why not. nil when refinement was not asked for.
     public var refinement: RefinementInfo?
+    /// Why a file found in a folder was not analysed (it is not a photo); nil for every photo.
+    public var skipReason: String?
 
     enum CodingKeys: String, CodingKey {
         case file, decode, error, foods, unknown, top, timings, flags, totals, refinement, reference
-        case photoHash = "photo_hash"
+        case photoHash = "photo_hash", skipReason = "skip_reason"
     }
+
+    private enum StatusKey: String, CodingKey { case status }
 
     public init(file: String, decode: DecodeSummary? = nil, error: PhotoError? = nil) {
         self.file = file
@@ -78,7 +96,42 @@ public struct PhotoResult: Sendable, Codable, Equatable {
         self.error = error
     }
 
+    /// A file inside a folder that is not a photo: listed with its reason, never analysed.
+    public static func skipped(file: String, reason: String) -> PhotoResult {
+        var r = PhotoResult(file: file)
+        r.skipReason = reason
+        return r
+    }
+
+    /// Skipped files are not failures: they do not count in the exit code.
     public var succeeded: Bool { error == nil }
+
+    public var status: PhotoStatus {
+        if skipReason != nil { return .skipped }
+        if error != nil { return .failed }
+        if unknown == true { return .unknown }
+        return foods == nil ? .decoded : .ok
+    }
+
+    /// The stored fields plus `status`, which is derived (so a result read back from the journal cannot disagree).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(file, forKey: .file)
+        try c.encodeIfPresent(photoHash, forKey: .photoHash)
+        try c.encodeIfPresent(decode, forKey: .decode)
+        try c.encodeIfPresent(error, forKey: .error)
+        try c.encodeIfPresent(foods, forKey: .foods)
+        try c.encodeIfPresent(unknown, forKey: .unknown)
+        try c.encodeIfPresent(top, forKey: .top)
+        try c.encodeIfPresent(timings, forKey: .timings)
+        try c.encodeIfPresent(reference, forKey: .reference)
+        try c.encodeIfPresent(flags, forKey: .flags)
+        try c.encodeIfPresent(totals, forKey: .totals)
+        try c.encodeIfPresent(refinement, forKey: .refinement)
+        try c.encodeIfPresent(skipReason, forKey: .skipReason)
+        var s = encoder.container(keyedBy: StatusKey.self)
+        try s.encode(status, forKey: .status)
+    }
 }
 
 /// Stage 0 of the pipeline: read and decode one photo, with timing, into an upright RGB image.

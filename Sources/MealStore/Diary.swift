@@ -66,11 +66,17 @@ extension MealStore {
         return out
     }
 
-    /// Deletes a meal, its foods and photos (the photos may then be logged again). False when no meal matches.
+    /// Deletes a meal, its foods and photos. Its photos are remembered as deleted, so a batch that meets them again
+    /// does not log them again unless asked to (`record(…, replace: true)`). False when no meal matches.
     @discardableResult
     public func deleteMeal(id: String) throws -> Bool {
-        try write("delete meal \(id)") { db in
+        let stamp = nowMs
+        return try write("delete meal \(id)") { db in
             guard let full = try Rows.resolve(id, db) else { return false }
+            try db.execute(sql: """
+                INSERT INTO deleted_photos (hash, deleted_ms) SELECT hash, ? FROM photos WHERE meal_id = ?
+                ON CONFLICT (hash) DO UPDATE SET deleted_ms = excluded.deleted_ms
+                """, arguments: [stamp, full])
             try db.execute(sql: "DELETE FROM meals WHERE id = ?", arguments: [full])
             return db.changesCount > 0
         }

@@ -110,7 +110,10 @@ extension MealStore {
     /// ONE transaction: upserts the journal row; when `meal` is non-nil also merges it into the diary (type from
     /// the policy's windows and the photo time; same type within `gap` of an existing meal's photos on the same
     /// local day → merged into that meal; the same photo hash already logged → `.duplicate`, or `.replaced`
-    /// when `replace` is true: that photo's foods are replaced by the new ones; title and tags recomputed).
+    /// when `replace` is true: that photo's foods are replaced by the new ones; title and tags recomputed; a photo
+    /// whose meal the user deleted → `.deleted`, unless `replace` is true, which logs it and forgets the deletion).
+    /// Photos merge by time only when their time can be trusted (`MealPhoto.timeSource` not `file_time`) and the
+    /// policy allows merging; a photo with no foods (not recognised) is always a meal of its own.
     /// A SIGKILL at any instant leaves either all of it or none of it.
     public func record(hash: String, path: String, settings: String, result: Data, meal: PhotoMeal?,
                        policy: MergePolicy, replace: Bool) throws -> LogOutcome? {
@@ -137,6 +140,10 @@ extension MealStore {
         }
         let stamp = Time.date(nowMs)
 
+        if try Bool.fetchOne(db, sql: "SELECT 1 FROM deleted_photos WHERE hash = ?", arguments: [photo.hash]) == true {
+            guard replace else { return LogOutcome(kind: .deleted, mealID: "") }
+            try db.execute(sql: "DELETE FROM deleted_photos WHERE hash = ?", arguments: [photo.hash])
+        }
         if let existing = try String.fetchOne(db, sql: "SELECT meal_id FROM photos WHERE hash = ?", arguments: [photo.hash]) {
             guard replace else { return LogOutcome(kind: .duplicate, mealID: existing) }
             guard var rec = try Rows.meal(id: existing, db) else { throw MealStoreError.noSuchMeal(existing) }
@@ -154,10 +161,13 @@ extension MealStore {
         let day = LocalDay(photo.takenAt, timeZone: policy.timeZone)
         let t = Time.ms(photo.takenAt), gap = Int64((policy.gap * 1000).rounded())
         var best: (id: String, distance: Int64)?
+        let mergeable = policy.merge && photo.timeSource != "file_time" && !foods.isEmpty
         for row in try Row.fetchAll(db.cachedStatement(sql: """
             SELECT p.meal_id, p.taken_ms FROM photos p JOIN meals m ON m.id = p.meal_id
-            WHERE m.type = ? AND p.taken_ms BETWEEN ? AND ?
+            WHERE m.type = ? AND p.taken_ms BETWEEN ? AND ? AND p.time_source != 'file_time'
+              AND EXISTS (SELECT 1 FROM foods f WHERE f.meal_id = m.id)
             """), arguments: [type.rawValue, t - gap, t + gap]) {
+            guard mergeable else { break }
             let id: String = row["meal_id"], taken: Int64 = row["taken_ms"]
             guard LocalDay(Time.date(taken), timeZone: policy.timeZone) == day else { continue }
             let d = abs(taken - t)
@@ -179,7 +189,7 @@ extension MealStore {
             try Rows.save(Rows.derive(rec, from: before), db)
             return LogOutcome(kind: .merged, mealID: rec.id)
         }
-        let rec = MealRecord(type: type, time: photo.takenAt, utcOffsetSeconds: m.utcOffsetSeconds, title: "",
+        let rec = MealRecord(type: type, time: photo.takenAt, utcOffsetSeconds: m.utcOffsetSeconds, title: m.title ?? "",
                              foods: foods, photos: [photo], analysis: m.analysis, createdAt: stamp)
         try Rows.save(Rows.derive(rec, from: nil), db)
         return LogOutcome(kind: .created, mealID: rec.id)

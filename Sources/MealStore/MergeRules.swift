@@ -81,9 +81,11 @@ public struct MergePolicy: Sendable {
     public var gap: TimeInterval
     /// The zone that decides local days and times of day.
     public var timeZone: TimeZone
+    /// False: every photo is a meal of its own (`analyze --log --no-merge`).
+    public var merge: Bool
 
-    public init(windows: MealWindows = .standard, gap: TimeInterval = 45 * 60, timeZone: TimeZone = .current) {
-        self.windows = windows; self.gap = gap; self.timeZone = timeZone
+    public init(windows: MealWindows = .standard, gap: TimeInterval = 45 * 60, timeZone: TimeZone = .current, merge: Bool = true) {
+        self.windows = windows; self.gap = gap; self.timeZone = timeZone; self.merge = merge
     }
 }
 
@@ -94,9 +96,12 @@ public struct PhotoMeal: Sendable {
     public var analysis: String?
     /// EXIF OffsetTimeOriginal in seconds, when the photo had one (kept on the meal for showing local time).
     public var utcOffsetSeconds: Int?
+    /// The title of a new meal when the rules should not derive it from the foods (an unrecognised photo).
+    public var title: String?
 
-    public init(photo: MealPhoto, foods: [MealFood], analysis: String?, utcOffsetSeconds: Int? = nil) {
+    public init(photo: MealPhoto, foods: [MealFood], analysis: String?, utcOffsetSeconds: Int? = nil, title: String? = nil) {
         self.photo = photo; self.foods = foods; self.analysis = analysis; self.utcOffsetSeconds = utcOffsetSeconds
+        self.title = title
     }
 }
 

@@ -24,7 +24,9 @@ enum Rows {
         var rec = rec
         if rec.title.isEmpty {
             rec.title = MealRules.title(foods: rec.foods, type: rec.type)
-        } else if let before, rec.title == before.title, before.title == MealRules.title(foods: before.foods, type: before.type) {
+        } else if let before, rec.title == before.title,
+                  before.foods.isEmpty || before.title == MealRules.title(foods: before.foods, type: before.type) {
+            // A title the rules wrote, or an unrecognised photo's placeholder, follows the foods.
             rec.title = MealRules.title(foods: rec.foods, type: rec.type)
         }
         rec.tags = MealRules.tags(totals: rec.totals)

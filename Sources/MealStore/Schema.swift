@@ -66,6 +66,13 @@ enum Schema {
                 CREATE TABLE settings (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
                 """)
         }
+        // A meal the user deleted stays deleted: its photos' hashes are remembered so that the next
+        // `analyze --log` of the same folder does not bring it back (`--force` does, and forgets the deletion).
+        m.registerMigration("v2: deleted photos") { db in
+            try db.execute(sql: """
+                CREATE TABLE deleted_photos (hash TEXT PRIMARY KEY NOT NULL, deleted_ms INTEGER NOT NULL);
+                """)
+        }
         return m
     }
 }

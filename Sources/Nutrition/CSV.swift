@@ -2,16 +2,16 @@
 ///
 /// Rows are handed to a closure as byte ranges so that large tables (the 816k-row Open Food Facts dump)
 /// only pay for the fields the builder actually reads.
-struct CSVRow {
+package struct CSVRow {
     fileprivate var bytes: UnsafeBufferPointer<UInt8>
     fileprivate var starts: [Int] = []
     fileprivate var ends: [Int] = []
     fileprivate var quoted: [Bool] = []
 
-    var count: Int { starts.count }
+    package var count: Int { starts.count }
 
     /// The field as a String (quotes removed, doubled quotes collapsed); "" when the row is short.
-    subscript(_ i: Int) -> String {
+    package subscript(_ i: Int) -> String {
         guard i < starts.count else { return "" }
         let slice = UnsafeBufferPointer(rebasing: bytes[starts[i]..<ends[i]])
         if !quoted[i] { return String(decoding: slice, as: UTF8.self) }
@@ -28,22 +28,22 @@ struct CSVRow {
     }
 
     /// The field trimmed of spaces, or nil when empty.
-    func value(_ i: Int) -> String? {
+    package func value(_ i: Int) -> String? {
         let s = self[i].trimmingSpaces
         return s.isEmpty ? nil : s
     }
 
     /// The field as a finite Double, or nil when empty or not a number.
-    func number(_ i: Int) -> Double? {
+    package func number(_ i: Int) -> Double? {
         guard let s = value(i), let d = Double(s), d.isFinite else { return nil }
         return d
     }
 }
 
-enum CSV {
+package enum CSV {
     /// Calls `body` for every row after the header; returns the header fields.
     @discardableResult
-    static func forEachRow(in data: [UInt8], delimiter: UInt8 = UInt8(ascii: ","), _ body: (CSVRow) throws(NutritionError) -> Void) throws(NutritionError) -> [String] {
+    package static func forEachRow(in data: [UInt8], delimiter: UInt8 = UInt8(ascii: ","), _ body: (CSVRow) throws(NutritionError) -> Void) throws(NutritionError) -> [String] {
         var header: [String] = []
         var failure: NutritionError?
         data.withUnsafeBufferPointer { buf in
@@ -101,7 +101,7 @@ enum CSV {
 }
 
 extension String {
-    var trimmingSpaces: String {
+    package var trimmingSpaces: String {
         var s = Substring(self)
         while let f = s.first, f == " " || f == "\t" || f == "\u{FEFF}" { s.removeFirst() }
         while let l = s.last, l == " " || l == "\t" { s.removeLast() }

@@ -22,53 +22,55 @@
 /// * posting: UInt32 entry (foods are 0..<foodCount, products foodCount + i), ascending per token
 /// * zh pair (8 B), sorted by zh bytes: UInt32 zh string, UInt32 English string
 /// NaN = nutrient not reported.
-enum Format {
-    static let magic: [UInt8] = Array("FMNUTDB1".utf8)
-    static let version: UInt32 = 1
-    static let fileName = "nutrition.fmdb"
-    static let labelsFileName = "labels.json"
-    static let headerSize = 80
-    static let sectionCount = 8
+package enum Format {
+    package static let magic: [UInt8] = Array("FMNUTDB1".utf8)
+    package static let version: UInt32 = 1
+    package static let fileName = "nutrition.fmdb"
+    package static let labelsFileName = "labels.json"
+    package static let headerSize = 80
+    package static let sectionCount = 8
 
-    enum Section: Int { case strings, foods, portions, products, tokens, postings, zhPairs, productExtras }
+    package enum Section: Int { case strings, foods, portions, products, tokens, postings, zhPairs, productExtras }
 
-    static let foodStride = 36 + 4 * 23
-    static let portionStride = 12
-    static let productStride = 24 + 2 * 8
-    static let productExtraStride = 12
+    package static let foodStride = 36 + 4 * 23
+    package static let portionStride = 12
+    package static let productStride = 24 + 2 * 8
+    package static let productExtraStride = 12
     /// Fixed-point scale of the product nutrients (`Nutrient.core` order).
-    static let productScale: [Float] = [10, 100, 100, 100, 100, 100, 100, 1]
-    static let tokenStride = 12
-    static let zhStride = 8
+    package static let productScale: [Float] = [10, 100, 100, 100, 100, 100, 100, 1]
+    package static let tokenStride = 12
+    package static let zhStride = 8
 
-    static let foodFlagAtwaterEnergy: UInt8 = 1
-    static let foodFlagNoEnergy: UInt8 = 2
-    static let productFlagEnergyFromMacros: UInt8 = 1
+    package static let foodFlagAtwaterEnergy: UInt8 = 1
+    package static let foodFlagNoEnergy: UInt8 = 2
+    package static let productFlagEnergyFromMacros: UInt8 = 1
 }
 
 /// Appends little-endian values to a growing byte array.
-struct ByteWriter {
-    var bytes: [UInt8] = []
+package struct ByteWriter {
+    package var bytes: [UInt8] = []
 
-    mutating func u8(_ v: UInt8) { bytes.append(v) }
-    mutating func u16(_ v: UInt16) { bytes.append(UInt8(v & 0xFF)); bytes.append(UInt8(v >> 8)) }
-    mutating func u32(_ v: UInt32) { for s in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8((v >> UInt32(s)) & 0xFF)) } }
-    mutating func u64(_ v: UInt64) { for s in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8((v >> UInt64(s)) & 0xFF)) } }
-    mutating func f32(_ v: Float) { u32(v.isNaN ? 0x7FC0_0000 : v.bitPattern) }
-    mutating func align8() { while bytes.count % 8 != 0 { bytes.append(0) } }
-    mutating func patch32(at offset: Int, _ v: UInt32) {
+    package init() {}
+
+    package mutating func u8(_ v: UInt8) { bytes.append(v) }
+    package mutating func u16(_ v: UInt16) { bytes.append(UInt8(v & 0xFF)); bytes.append(UInt8(v >> 8)) }
+    package mutating func u32(_ v: UInt32) { for s in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8((v >> UInt32(s)) & 0xFF)) } }
+    package mutating func u64(_ v: UInt64) { for s in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8((v >> UInt64(s)) & 0xFF)) } }
+    package mutating func f32(_ v: Float) { u32(v.isNaN ? 0x7FC0_0000 : v.bitPattern) }
+    package mutating func align8() { while bytes.count % 8 != 0 { bytes.append(0) } }
+    package mutating func patch32(at offset: Int, _ v: UInt32) {
         for k in 0..<4 { bytes[offset + k] = UInt8((v >> UInt32(8 * k)) & 0xFF) }
     }
 }
 
 /// Deduplicating string table: the same text is stored once.
-struct StringTable {
-    var writer = ByteWriter()
+package struct StringTable {
+    package var writer = ByteWriter()
     private var index: [String: UInt32] = [:]
 
-    init() { writer.u16(0) } // offset 0: the empty string
+    package init() { writer.u16(0) } // offset 0: the empty string
 
-    mutating func ref(_ s: String) -> UInt32 {
+    package mutating func ref(_ s: String) -> UInt32 {
         if s.isEmpty { return 0 }
         if let r = index[s] { return r }
         var utf8 = Array(s.utf8)

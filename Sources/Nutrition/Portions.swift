@@ -151,9 +151,13 @@ public enum Portions {
         let sizeWords: Set<String> = ["small", "large", "extra", "mini", "miniature", "snack", "thin", "thick", "jumbo", "crust", "bite"]
         let userGaveSize = words.contains { sizeWords.contains($0) || $0 == "medium" || $0 == "regular" }
         var best: (score: Int, index: Int)?
+        // The user's count word, then the words the tables use for the same thing ("slice" of pizza is FNDDS's
+        // "piece"), so that the help's own example works.
+        let heads = words.first.map { [$0] + (countSynonyms[$0] ?? []) } ?? []
+        for head in heads where best == nil {
         for (i, q) in food.portions.enumerated() where volumeFactor(ofPortionUnit: q.unit) == nil {
             let qw = Text.tokens(q.unit).map(Text.stem)
-            guard let head = words.first, qw.contains(head) else { continue }
+            guard qw.contains(head) else { continue }
             var score = qw.first == head ? 20 : 0
             score += words.dropFirst().filter { qw.contains($0) }.count * 40
             if !userGaveSize {
@@ -164,6 +168,7 @@ public enum Portions {
             score -= qw.count // plainer descriptions first
             if best == nil || score > best!.score { best = (score, i) }
         }
+        }
         if let best {
             let q = food.portions[best.index]
             let g = p.quantity / q.amount * q.grams
@@ -171,6 +176,12 @@ public enum Portions {
         }
         throw refuse
     }
+
+    /// Count words the portion tables spell differently (stemmed, as `Text.stem` leaves them).
+    static let countSynonyms: [String: [String]] = [
+        "slice": ["piece"], "piece": ["slice"], "pc": ["piece", "slice"], "pcs": ["piece", "slice"],
+        "wedge": ["piece", "slice"], "serving": ["piece"],
+    ]
 
     private static func rankVolume(_ e: (Portion, Double), _ factor: Double, _ rest: Set<String>) -> Int {
         let words = Text.tokens(e.0.unit).map(Text.stem)

@@ -2,7 +2,7 @@
 ///
 /// Lowercases, folds Latin accents to ASCII ("Crème brûlée" → "creme brulee"), drops apostrophes
 /// ("cow's" → "cows"), and treats every other non-alphanumeric scalar as a word break.
-enum Text {
+package enum Text {
     /// Base letters for U+00C0…U+017F ("" = word break, multi-letter entries for Æ, ß, Œ …).
     private static let latinFold: [String] = {
         let l1 = "a a a a a a ae c e e e e i i i i d n o o o o o _ o u u u u y th ss a a a a a a ae c e e e e i i i i d n o o o o o _ o u u u u y th y"
@@ -11,7 +11,7 @@ enum Text {
     }()
 
     /// Folded tokens of `s`.
-    static func tokens(_ s: String) -> [String] {
+    package static func tokens(_ s: String) -> [String] {
         var out: [String] = []
         var cur = String.UnicodeScalarView()
         func flush() { if !cur.isEmpty { out.append(String(cur)); cur.removeAll() } }
@@ -40,11 +40,11 @@ enum Text {
     }
 
     /// Folded text: tokens joined by single spaces.
-    static func normalized(_ s: String) -> String { tokens(s).joined(separator: " ") }
+    package static func normalized(_ s: String) -> String { tokens(s).joined(separator: " ") }
 
     /// A light English plural stemmer applied to index and query tokens alike
     /// ("apples" → "apple", "berries" → "berry", "tomatoes" → "tomato", "peaches" → "peach").
-    static func stem(_ t: String) -> String {
+    package static func stem(_ t: String) -> String {
         guard t.count > 3, t.unicodeScalars.allSatisfy({ $0.isASCII }), t.last == "s" else { return t }
         if t.hasSuffix("ss") || t.hasSuffix("us") || t.hasSuffix("is") { return t }
         if t.hasSuffix("ies") { return String(t.dropLast(3)) + "y" }
@@ -55,7 +55,7 @@ enum Text {
     }
 
     /// True when the string contains CJK ideographs (routes a query to the Chinese dictionary).
-    static func containsHan(_ s: String) -> Bool {
+    package static func containsHan(_ s: String) -> Bool {
         s.unicodeScalars.contains { (0x3400...0x9FFF).contains($0.value) || (0xF900...0xFAFF).contains($0.value) }
     }
 

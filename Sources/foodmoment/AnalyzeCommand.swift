@@ -18,8 +18,11 @@ struct AnalyzeCommand: AsyncParsableCommand {
         Per photo: decode (format from the content, not the name; EXIF orientation applied; JPEGs decoded at the \
         smallest DCT scale that still feeds the model), then the foods with confidence, box, grams (and where \
         the grams came from) and nutrition from the bundled tables. A photo that shows no food we know is \
-        reported as unknown. Files inside folders that are not images are skipped with a note on stderr; a \
-        damaged, truncated or oversized photo is reported with its reason and the rest of the batch goes on.
+        reported as unknown. Every file is accounted for in every output format, with a status: ok, unknown, \
+        decoded, failed or skipped. A file named like a photo (.jpg .jpeg .png .heic .heif .webp, any case) or \
+        starting like an image is analysed, and a damaged, empty, truncated, oversized or missing one is \
+        failed with its reason while the rest of the batch goes on; other files inside folders are skipped \
+        (listed with the reason, not counted as failures).
 
         Examples:
           foodmoment analyze samples/
@@ -27,13 +30,20 @@ struct AnalyzeCommand: AsyncParsableCommand {
           foodmoment analyze ~/Photos --json > results.json
           foodmoment analyze ~/Photos --decode-only
           foodmoment analyze ~/Photos --log            also merge into the meal diary
+          foodmoment analyze copied/ --log --date 2026-11-24 --time 19:30   photos without EXIF time
           foodmoment analyze /corpus --ndjson --shard 3/8 > part-3.ndjson
 
         Resuming: every finished photo is kept in a journal (in the meal store) under its content hash, so a run \
         stopped at any moment (Ctrl-C, kill -9, a crash) and started again skips what was done, prints its stored \
         result, and never logs a photo twice. --force analyses everything again; --no-journal keeps nothing.
 
-        Exit codes: 0 all files succeeded, 1 some failed (the others were processed), 2 usage error, 130 interrupted.
+        The diary (--log): photos of the same meal type taken within 45 minutes on the same day join one meal, \
+        but only when their time can be trusted (EXIF DateTimeOriginal, or --time): a photo that only has a file \
+        time (copied, downloaded, screenshots) is a meal of its own. A photo with no food we know is logged as an \
+        "Unrecognised photo" meal (add its foods with `foodmoment meal edit`). A photo whose meal you deleted \
+        stays deleted (--force logs it again).
+
+        Exit codes: 0 no photo failed, 1 some failed (the others were processed), 2 usage error, 130 interrupted.
         """
     )
 
@@ -58,8 +68,17 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write each photo with its boxes, labels, grams and kcal drawn on it (JPEG, longest side ≤ 1600 px) into this folder.", valueName: "dir"))
     var annotate: String?
 
-    @Flag(help: "Analyse again even photos finished in an earlier run (their diary foods are replaced).")
+    @Flag(help: "Analyse again even photos finished in an earlier run (their diary foods are replaced; photos whose meal was deleted are logged again).")
     var force = false
+
+    @Option(help: ArgumentHelp("With --log: the time these photos were taken, instead of their EXIF or file time: HH:MM (today, or on --date), 'YYYY-MM-DD HH:MM' or ISO 8601.", valueName: "time"))
+    var time: String?
+
+    @Option(help: ArgumentHelp("With --log and --time: the day of --time HH:MM (YYYY-MM-DD, today, yesterday).", valueName: "day"))
+    var date: String?
+
+    @Flag(help: "With --log: every photo becomes a meal of its own (no merging by time).")
+    var noMerge = false
 
     @Flag(help: "Do not read or write the batch journal (no resume, nothing stored).")
     var noJournal = false
@@ -67,16 +86,16 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Process only shard K of N (K = 0…N-1): a deterministic 1/N of the files, by path.", valueName: "K/N"))
     var shard: String?
 
-    @Option(help: "Refuse images with more pixels than this (checked before any pixel is allocated).")
+    @Option(parsing: .unconditional, help: "Refuse images with more pixels than this (checked before any pixel is allocated).")
     var maxPixels: Int = 100_000_000
 
-    @Option(help: "Refuse files larger than this many bytes.")
+    @Option(parsing: .unconditional, help: "Refuse files larger than this many bytes.")
     var maxFileBytes: Int = 256 << 20
 
-    @Option(help: ArgumentHelp("Per-photo decode time budget in seconds: a photo that takes longer is reported (resource_limit) and skipped. Recognition runs on a fixed-size input and cannot run away.", valueName: "seconds"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Per-photo decode time budget in seconds: a photo that takes longer is reported (resource_limit) and skipped. Recognition runs on a fixed-size input and cannot run away.", valueName: "seconds"))
     var timeBudget: Double = 10
 
-    @Option(help: "Decode JPEGs at the smallest DCT scale whose shorter side is at least this (0 = full size).")
+    @Option(parsing: .unconditional, help: "Decode JPEGs at the smallest DCT scale whose shorter side is at least this (0 = full size).")
     var decodeSize: Int = 224
 
     @Flag(help: "Accept truncated/corrupt JPEG data (libjpeg's recovered pixels) and report it as a warning.")
@@ -91,18 +110,16 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Nutrition database folder (default: the bundled nutrition-db/, or $FOODMOMENT_NUTRITION_DB).", valueName: "dir"))
     var nutritionDb: String?
 
-    @Option(help: "Photos analysed at once (one model instance each).")
+    @Option(parsing: .unconditional, help: "Photos analysed at once (one model instance each).")
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
     @OptionGroup(title: "LLM refinement (optional)") var llm: RefineOptions
 
     func validate() throws {
         if paths.isEmpty { throw ValidationError("name at least one photo or folder") }
-        for path in paths where !FileManager.default.fileExists(atPath: path) {
-            throw ValidationError("no such file or folder: \(path)")
-        }
         if json && ndjson { throw ValidationError("choose one of --json and --ndjson") }
         if maxPixels <= 0 { throw ValidationError("--max-pixels must be positive") }
+        if maxFileBytes <= 0 { throw ValidationError("--max-file-bytes must be positive") }
         if decodeSize < 0 { throw ValidationError("--decode-size must be 0 or more") }
         if threads < 1 { throw ValidationError("--threads must be at least 1") }
         if !(timeBudget > 0) { throw ValidationError("--time-budget must be a positive number of seconds") }
@@ -111,18 +128,25 @@ struct AnalyzeCommand: AsyncParsableCommand {
         }
         if annotate != nil && decodeOnly { throw ValidationError("--annotate needs recognition: drop --decode-only") }
         if log && (noJournal || decodeOnly) { throw ValidationError("--log needs recognition and the store: drop --no-journal / --decode-only") }
+        if !log && (time != nil || date != nil || noMerge) { throw ValidationError("--time, --date and --no-merge are for the diary: add --log") }
+        if date != nil && time == nil { throw ValidationError("--date needs --time HH:MM (when the photos were taken)") }
+        _ = try givenTime()
     }
 
     func run() async throws {
         let shardFilter = shard.flatMap(Shard.init(parsing:))
+        // A path that does not exist is a photo that fails ("no such file"), so the others are still analysed.
         var photos: [String] = []
+        var skipped: [(path: String, reason: String)] = []
         for root in paths {
             for item in FileWalker().expand([root]) {
                 switch item {
                 case .photo(let path):
                     if let s = shardFilter, !s.contains(relativePath: Shard.relativePath(path, root: root)) { continue }
                     photos.append(path)
-                case .skipped(let path, let reason): Output.note("note: skipped \(path): \(reason)")
+                case .skipped(let path, let reason):
+                    if let s = shardFilter, !s.contains(relativePath: Shard.relativePath(path, root: root)) { continue }
+                    skipped.append((path, reason))
                 }
             }
         }
@@ -175,26 +199,34 @@ struct AnalyzeCommand: AsyncParsableCommand {
             refineStage = { photos in await llmOptions.refine(photos, with: refiner) }
         }
         let runner = BatchRunner(analyzers: analyzers, decoder: decoder, journal: journal,
-                                 options: .init(settings: settings, force: force, log: log), refine: refineStage)
+                                 options: .init(settings: settings, force: force, log: log, givenTime: try givenTime()),
+                                 refine: refineStage)
         if let annotate {
             let writer = try AnnotationWriter(directory: annotate)
             runner.output = { writer.write($0) }
         }
         var printers: [any ResultPrinter] = []
         if json { printers.append(JSONArrayPrinter()) } else if ndjson { printers.append(NDJSONPrinter()) } else {
-            printers.append(TextPrinter(nameWidth: min(60, photos.map(\.count).max() ?? 0)))
+            printers.append(TextPrinter(nameWidth: min(60, (photos + skipped.map(\.path)).map(\.count).max() ?? 0)))
         }
         if let csv { printers.append(try CSVFilePrinter(path: csv)) }
         let progress = ProgressLine(total: photos.count)
         let interrupt = InterruptFlag()
         for p in printers { p.begin() }
-        let summary = await runner.run(paths: photos, workers: workers, onItem: { item in
+        // Skipped files first (they take no time), so a long batch lists them before its first photo.
+        for (i, s) in skipped.enumerated() {
+            let item = BatchRunner.Item.skipped(index: i, path: s.path, reason: s.reason)
+            for p in printers { p.print(item) }
+        }
+        var summary = await runner.run(paths: photos, workers: workers, onItem: { item in
             let r = item.result
             if let e = item.journalError { Output.note("warning: \(r.file): not stored in the journal: \(e)") }
             if case .failure(let e)? = item.output { Output.note("warning: \(r.file): no annotated picture: \(e.message)") }
             for p in printers { p.print(item) }
         }, onDone: { progress.advance($0) }, shouldStop: { interrupt.isSet })
         progress.finish()
+        summary.skipped = skipped.count
+        summary.files += skipped.count
         let line = summaryLine(summary)
         for p in printers { p.finish(summary: line) }
         if log && summary.mealsCreated + summary.mealsMerged > 0 {
@@ -205,6 +237,9 @@ struct AnalyzeCommand: AsyncParsableCommand {
             print("(\(summary.fromJournal) finished in an earlier run, taken from the journal \(journalPath()); --force analyses them again)")
         }
         if photos.isEmpty { Output.note("note: no photos found under \(paths.joined(separator: ", "))") }
+        if !skipped.isEmpty && !json && !ndjson && summary.files > skipped.count {
+            Output.note("note: \(skipped.count) file\(skipped.count == 1 ? "" : "s") skipped (not photos; listed above)")
+        }
         if interrupt.isSet {
             Output.note("interrupted: \(summary.files) of \(photos.count) files done; run the same command again to resume")
             throw Exit.interrupted
@@ -212,11 +247,28 @@ struct AnalyzeCommand: AsyncParsableCommand {
         if summary.failed > 0 || summary.journalErrors > 0 { throw Exit.failed }
     }
 
+    /// `--time` (on `--date`'s day or today) as an instant; nil without `--time`.
+    func givenTime() throws -> Date? {
+        guard let time else { return nil }
+        do {
+            let day = try date.map { try LocalDates.day($0) } ?? LocalDates.today
+            return try LocalDates.time(time, on: day)
+        } catch {
+            throw ValidationError("--time \(time)\(date.map { " --date \($0)" } ?? ""): \(error)")
+        }
+    }
+
     private func summaryLine(_ s: BatchRunner.Summary) -> String {
-        var text = "\(s.files) files, \(s.succeeded) ok, \(s.failed) failed, \(s.foods) foods"
+        var text = "\(s.files) files, \(s.succeeded) ok, \(s.failed) failed"
+        if s.skipped > 0 { text += ", \(s.skipped) skipped" }
+        text += ", \(s.foods) foods"
         if s.fromJournal > 0 { text += ", \(s.analysed) analysed, \(s.fromJournal) from the journal" }
         text += String(format: ", %.1f s, %.1f photos/s on %d thread%@", s.seconds, s.photosPerSecond, s.workers, s.workers == 1 ? "" : "s")
-        if log { text += "; diary: \(s.mealsCreated) meals created, \(s.mealsMerged) photos merged into meals, \(s.duplicates) already logged" }
+        if log {
+            text += "; diary: \(s.mealsCreated) meals created, \(s.mealsMerged) photos merged into meals, \(s.duplicates) already logged"
+            if s.unknown > 0 { text += ", \(s.unknown) unrecognised (logged as such)" }
+            if s.keptDeleted > 0 { text += ", \(s.keptDeleted) not logged again (their meal was deleted; --force logs them)" }
+        }
         return text
     }
 }

@@ -11,7 +11,10 @@ extension AnalyzeCommand {
 
     func openJournal() throws -> StoreJournal {
         do {
-            return try StoreJournal.open(path: storePath)
+            let journal = try StoreJournal.open(path: storePath)
+            var policy = journal.policy
+            policy.merge = !noMerge
+            return StoreJournal(store: journal.store, policy: policy)
         } catch {
             throw ValidationErrorMessage("\(error)")
         }

@@ -56,8 +56,12 @@ struct BarcodeCommand: AsyncParsableCommand {
         }
     }
 
-    @Option(help: "Nutrition database folder (default: the bundled nutrition-db/, or $FOODMOMENT_NUTRITION_DB).")
-    var db: String?
+    @Option(name: .customLong("nutrition-db"), help: ArgumentHelp("Nutrition database folder (default: the bundled nutrition-db/, or $FOODMOMENT_NUTRITION_DB).", valueName: "dir"))
+    var nutritionDb: String?
+
+    /// `--db` names the meal store everywhere else; here it is refused with the new name rather than read as a folder.
+    @Option(name: .customLong("db"), help: .hidden)
+    var legacyDb: String?
 
     @Flag(help: "Ask the Open Food Facts API v2 over the network instead of the embedded subset ($FOODMOMENT_OFF_BASE_URL overrides the server).")
     var online = false
@@ -70,7 +74,7 @@ struct BarcodeCommand: AsyncParsableCommand {
             let agent = "FoodMoment/\(FoodMomentVersion.string) (Linux command-line meal analysis)"
             return OnlineProductLookup(client: OpenFoodFactsClient(transport: CurlHTTPTransport(userAgent: agent), baseURL: base))
         }
-        let dir = db.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
+        let dir = nutritionDb.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
         guard let database = try? NutritionDatabase.load(directory: dir) else {
             Output.note("note: nutrition database not found at \(dir.path); codes are checked but not looked up")
             return NoProductLookup()
@@ -84,6 +88,7 @@ struct BarcodeCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
+        if legacyDb != nil { throw ValidationError("barcode takes the nutrition tables as --nutrition-db DIR (--db names the meal store)") }
         if !isPhoto && !Self.looksLikeNumber(input) {
             throw ValidationError("'\(input)' is neither a file nor a barcode number (8, 12, 13 or 14 digits)")
         }

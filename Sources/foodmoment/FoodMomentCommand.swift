@@ -33,6 +33,10 @@ enum FoodMomentVersion {
 @main
 enum Main {
     static func main() async {
+        if let hint = CommandSuggestion.message(arguments: Array(CommandLine.arguments.dropFirst())) {
+            FileHandle.standardError.write(Data("error: \(hint)\n".utf8))
+            Foundation.exit(Exit.usage.rawValue)
+        }
         do {
             var command = try FoodMomentCommand.parseAsRoot()
             if var async = command as? any AsyncParsableCommand {

@@ -221,6 +221,9 @@ struct MealCommand: AsyncParsableCommand {
                 throw Exit.failed
             }
             print("deleted meal \(m.id.prefix(8)) (\(m.type.rawValue), \(m.title), \(Bars.int(m.totals.kcal)) kcal)")
+            if !m.photos.isEmpty {
+                print("its \(m.photos.count == 1 ? "photo is" : "\(m.photos.count) photos are") not logged again by `analyze --log` (--force logs \(m.photos.count == 1 ? "it" : "them") again)")
+            }
         }
     }
 }

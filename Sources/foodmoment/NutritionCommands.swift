@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Nutrition
+import FoodTraining
 
 /// `--nutrition-db DIR`: where nutrition.fmdb and labels.json live. (`--db` names the meal store.)
 struct NutritionDBOptions: ParsableArguments {
@@ -159,7 +160,8 @@ struct SearchCommand: AsyncParsableCommand {
     )
 
     @Argument(help: "Search text.") var query: String
-    @Option(name: .shortAndLong, help: "Maximum number of results (1-200).") var limit = 10
+    // Unconditional: `--limit -3` is read as a value and refused with the range, not as an unknown option.
+    @Option(name: .shortAndLong, parsing: .unconditional, help: "Maximum number of results (1-200).") var limit = 10
     @Flag(help: "Autocomplete mode: treat the last word as a prefix.") var prefix = false
     @Flag(help: "JSON output.") var json = false
     @OptionGroup var db: NutritionDBOptions

@@ -74,6 +74,29 @@ struct TextPrinter: ResultPrinter {
 
     func finish(summary: String) { Swift.print(summary) }
 
+    /// "new meal 3f2a9c1b at 12:31 (EXIF time)"; says when a file time kept the photo out of other meals.
+    static func diaryLine(_ logged: LoggedMeal) -> String {
+        let id = logged.mealID.prefix(8)
+        var text: String
+        switch logged.outcome {
+        case .created: text = "new meal \(id)"
+        case .merged: text = "merged into meal \(id)"
+        case .duplicate: text = "already in meal \(id)"
+        case .replaced: text = "foods replaced in meal \(id)"
+        case .deleted: return "not logged: you deleted its meal earlier (--force logs it again)"
+        }
+        if let time = logged.time {
+            text += " at \(LocalDates.hhmm(time))"
+            switch logged.timeSource {
+            case "exif"?, "exif_local"?: text += " (EXIF time)"
+            case "given"?: text += " (--time)"
+            case "file_time"?: text += " (file time: no EXIF date, so not merged with other photos; --time sets one)"
+            default: break
+            }
+        }
+        return text
+    }
+
     func print(_ item: BatchRunner.Item) {
         let r = item.result
         let file = Output.pad(r.file, nameWidth)
@@ -81,7 +104,11 @@ struct TextPrinter: ResultPrinter {
             let size = Output.pad("\(d.format.uppercased()) \(d.width)x\(d.height)", 15)
             let orient = Output.pad(d.orientation == 1 ? "upright" : "EXIF \(d.orientationDescription)", 27)
             let decoded = Output.pad("decoded \(d.decodedWidth)x\(d.decodedHeight) (\(d.scale))", 24)
-            let time = String(format: "%7.1f ms", d.decodeMilliseconds)
+            // Decoding alone, then the photo's whole time (decode, recognition, nutrition, refinement).
+            var time = String(format: "%7.1f ms", d.decodeMilliseconds)
+            if let total = r.timings?["total"] {
+                time += String(format: ", total %7.1f ms", total + (r.timings?["llm"] ?? 0))
+            }
             var line = "\(file)  \(size) \(orient) \(decoded) \(time)"
             if !d.warnings.isEmpty { line += "  warning: \(d.warnings.joined(separator: "; "))" }
             if let e = r.error { line += "  error: \(e.message)" }
@@ -106,9 +133,11 @@ struct TextPrinter: ResultPrinter {
             for flag in r.flags ?? [] { Swift.print("    ⚠️  \(flag.message)") }
             if let info = r.refinement { Swift.print("    \(info.summary)") }
             if case .success(let path)? = item.output { Swift.print("    🖼️  \(path)") }
-            if let logged = item.logged { Swift.print("    📔 \(logged.outcome == .created ? "new meal" : logged.outcome.rawValue) \(logged.mealID.prefix(8))") }
+            if let logged = item.logged { Swift.print("    📔 " + Self.diaryLine(logged)) }
         } else if let e = r.error {
             Swift.print("\(file)  error: \(e.message)")
+        } else if let reason = r.skipReason {
+            Swift.print("\(file)  skipped: \(reason)")
         }
     }
 }

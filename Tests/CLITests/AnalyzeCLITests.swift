@@ -64,12 +64,68 @@ struct AnalyzeCLITests {
             let error = try #require(entry["error"] as? [String: String])
             #expect(error["kind"] != nil && !(error["message"] ?? "").isEmpty)
         }
-        #expect(doc.count == batch.good.count + batch.bad.count)
+        // A zero-byte file named like a photo is a failed photo; a text file is listed as skipped.
+        let empty = try #require(byFile[batch.dir + "/empty.jpg"])
+        #expect(empty["status"] as? String == "failed" && empty["error"] != nil)
+        let notes = try #require(byFile[batch.dir + "/notes.txt"])
+        #expect(notes["status"] as? String == "skipped" && !((notes["skip_reason"] as? String) ?? "").isEmpty)
+        #expect(doc.count == batch.good.count + batch.bad.count + 2)
+        for path in batch.good { #expect(["ok", "unknown"].contains(byFile[path]?["status"] as? String ?? "")) }
+        for path in batch.bad { #expect(byFile[path]?["status"] as? String == "failed") }
         // Only our own notes and the closing summary on stderr: nothing from libjpeg/libpng.
         let lines = r.stderr.split(separator: "\n")
         #expect(lines.allSatisfy { $0.hasPrefix("note: ") || $0.hasPrefix("summary: ") }, "unexpected stderr: \(r.stderr)")
-        #expect(lines.last?.hasPrefix("summary: \(doc.count) files, \(batch.good.count) ok, \(batch.bad.count) failed") == true)
-        #expect(r.stderr.contains("notes.txt") && r.stderr.contains("empty.jpg"))
+        #expect(lines.last?.hasPrefix("summary: \(doc.count) files, \(batch.good.count) ok, \(batch.bad.count + 1) failed, 1 skipped") == true,
+                "\(r.stderr)")
+    }
+
+    /// Every file is in every format: text, JSON, NDJSON and CSV list the same files with the same status.
+    @Test func everyFileIsInEveryFormat() throws {
+        let batch = try makeMixedBatch()
+        defer { try? FileManager.default.removeItem(atPath: batch.dir) }
+        let expected = Set(batch.good + batch.bad + [batch.dir + "/empty.jpg", batch.dir + "/notes.txt"])
+        let csvPath = batch.dir + "/../\(UUID().uuidString).csv"
+        defer { try? FileManager.default.removeItem(atPath: csvPath) }
+        let nd = try foodmoment("analyze", batch.dir, "--ndjson", "--decode-only", "--csv", csvPath)
+        #expect(nd.status == 1)
+        let entries = nd.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(Set(entries.compactMap { $0["file"] as? String }) == expected)
+        #expect(entries.count == expected.count)
+        let csvRows = try String(contentsOfFile: csvPath, encoding: .utf8).split(separator: "\n").dropFirst()
+        #expect(Set(csvRows.map { String($0.split(separator: ",")[0]) }) == expected)
+        #expect(csvRows.contains { $0.hasPrefix(batch.dir + "/notes.txt,,skipped,") })
+        #expect(csvRows.contains { $0.hasPrefix(batch.dir + "/empty.jpg,,failed,") })
+        let text = try foodmoment("analyze", batch.dir, "--decode-only")
+        #expect(text.status == 1)
+        for path in expected { #expect(text.stdout.contains(path), "text output lacks \(path)") }
+        #expect(text.stdout.contains("notes.txt") && text.stdout.contains("skipped: "))
+    }
+
+    /// Nutrition numbers print as the tables give them (27.99, not 27.989999771118164).
+    @Test func numbersPrintAsPeopleWriteThem() throws {
+        let r = try foodmoment("analyze", TestPaths.repoRoot + "/samples/banana.jpg", "--json", "--no-journal")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("per_100g"))
+        let noisy = try Regex(#"[0-9]\.[0-9]{9,}"#)
+        #expect(r.stdout.firstMatch(of: noisy) == nil, "float noise in \(r.stdout)")
+    }
+
+    /// A missing file named on the command line fails on its own; the others are still analysed.
+    @Test func aMissingFileFailsAloneAndTheOthersAreAnalysed() throws {
+        let dir = TestPaths.makeTempDirectory("missing")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let good = dir + "/good.jpg"
+        try Data(TestPaths.read(TestPaths.fixture("ImageCodecsTests", "baseline.jpg"))).write(to: URL(fileURLWithPath: good))
+        let r = try foodmoment("analyze", good, dir + "/missing.jpg", "--json", "--decode-only")
+        #expect(r.status == 1, "\(r.stderr)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
+        #expect(doc.count == 2)
+        #expect(doc.first { $0["file"] as? String == good }?["status"] as? String == "decoded")
+        let missing = try #require(doc.first { $0["file"] as? String == dir + "/missing.jpg" })
+        #expect(missing["status"] as? String == "failed")
+        #expect(((missing["error"] as? [String: String])?["message"] ?? "").contains("missing.jpg"))
     }
 
     @Test func explicitlyNamedBadFileIsAnError() throws {
@@ -91,9 +147,23 @@ struct AnalyzeCLITests {
 
     @Test func usageErrorsExitTwo() throws {
         #expect(try foodmoment("analyze").status == 2)
-        #expect(try foodmoment("analyze", "/no/such/path").status == 2)
+        #expect(try foodmoment("analyze", "/no/such/path").status == 1)
         #expect(try foodmoment("analyze", "--max-pixels", "zero", ".").status == 2)
         #expect(try foodmoment("no-such-command").status == 2)
+    }
+
+    /// What a new user mistypes gets a message that says what to type instead.
+    @Test func mistypedCommandsAndValuesSayWhatToType() throws {
+        let analyse = try foodmoment("analyse", "samples/")
+        #expect(analyse.status == 2 && analyse.stderr.contains("did you mean 'analyze'?"), "\(analyse.stderr)")
+        let dev = try foodmoment("dev", "evl")
+        #expect(dev.status == 2 && dev.stderr.contains("did you mean 'eval'?"), "\(dev.stderr)")
+        let limit = try foodmoment("search", "rice", "--limit", "-3")
+        #expect(limit.status == 2 && limit.stderr.contains("--limit must be between 1 and 200 (got -3)"), "\(limit.stderr)")
+        let threads = try foodmoment("analyze", "samples/", "--threads", "-1")
+        #expect(threads.status == 2 && threads.stderr.contains("--threads must be at least 1"), "\(threads.stderr)")
+        let barcode = try foodmoment("barcode", "4006381333931", "--db", "/tmp")
+        #expect(barcode.status == 2 && barcode.stderr.contains("--nutrition-db"), "\(barcode.stderr)")
     }
 
     @Test func helpAndVersion() throws {

@@ -1,4 +1,5 @@
 public import Foundation
+public import Nutrition
 
 /// Turns the shared USDA and Open Food Facts tables into `nutrition.fmdb` (see `Format`).
 ///
