@@ -2,6 +2,7 @@ public import FoodRecognition
 public import FoodCore
 public import Foundation
 public import ImageCodecs
+import FoodVision
 
 /// What a batch remembers between runs: the result of every photo it finished (keyed by content hash and the
 /// settings that produced it) and, with `--log`, the meal it went into. The concrete journal (the meal store) is

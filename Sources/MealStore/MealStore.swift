@@ -124,7 +124,7 @@ extension MealStore {
                 INSERT INTO journal (hash, settings, path, result, meal_id, recorded_ms) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (hash, settings) DO UPDATE SET path = excluded.path, result = excluded.result,
                   meal_id = COALESCE(excluded.meal_id, journal.meal_id), recorded_ms = excluded.recorded_ms
-                """).execute(arguments: [hash, settings, path, result, outcome?.mealID, nowMs])
+                """).execute(arguments: [hash, settings, path, result, outcome?.kind == .deleted ? nil : outcome?.mealID, nowMs])
             return outcome
         }
     }

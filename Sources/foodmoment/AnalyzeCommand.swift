@@ -237,9 +237,6 @@ struct AnalyzeCommand: AsyncParsableCommand {
             print("(\(summary.fromJournal) finished in an earlier run, taken from the journal \(journalPath()); --force analyses them again)")
         }
         if photos.isEmpty { Output.note("note: no photos found under \(paths.joined(separator: ", "))") }
-        if !skipped.isEmpty && !json && !ndjson && summary.files > skipped.count {
-            Output.note("note: \(skipped.count) file\(skipped.count == 1 ? "" : "s") skipped (not photos; listed above)")
-        }
         if interrupt.isSet {
             Output.note("interrupted: \(summary.files) of \(photos.count) files done; run the same command again to resume")
             throw Exit.interrupted

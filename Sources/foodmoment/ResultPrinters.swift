@@ -81,7 +81,7 @@ struct TextPrinter: ResultPrinter {
         switch logged.outcome {
         case .created: text = "new meal \(id)"
         case .merged: text = "merged into meal \(id)"
-        case .duplicate: text = "already in meal \(id)"
+        case .duplicate: return "already in meal \(id)"
         case .replaced: text = "foods replaced in meal \(id)"
         case .deleted: return "not logged: you deleted its meal earlier (--force logs it again)"
         }
@@ -90,7 +90,9 @@ struct TextPrinter: ResultPrinter {
             switch logged.timeSource {
             case "exif"?, "exif_local"?: text += " (EXIF time)"
             case "given"?: text += " (--time)"
-            case "file_time"?: text += " (file time: no EXIF date, so not merged with other photos; --time sets one)"
+            case "file_time"? where logged.outcome == .created:
+                text += " (file time: no EXIF date, so not merged with other photos; --time sets one)"
+            case "file_time"?: text += " (file time)"
             default: break
             }
         }
