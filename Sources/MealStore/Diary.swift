@@ -97,6 +97,32 @@ extension MealStore {
         return log
     }
 
+    /// Deletes the water log with this id (or unique prefix of 6+ characters); the deleted log, nil when none matches.
+    @discardableResult
+    public func deleteWater(id: String) throws -> WaterLog? {
+        try write("delete water \(id)") { db in
+            guard let full = try Rows.resolve(id, table: "water", db),
+                  let row = try Row.fetchOne(db, sql: "SELECT * FROM water WHERE id = ?", arguments: [full]) else { return nil }
+            try db.execute(sql: "DELETE FROM water WHERE id = ?", arguments: [full])
+            return WaterLog(id: full, time: Time.date(row["time_ms"]), milliliters: row["ml"])
+        }
+    }
+
+    /// Changes a water log's amount and/or time; the log as stored, nil when no log matches.
+    public func editWater(id: String, milliliters: Double?, time: Date?) throws -> WaterLog? {
+        if let milliliters, !(milliliters.isFinite && milliliters > 0 && milliliters <= 10_000) {
+            throw MealStoreError.invalidValue(field: "water", value: "\(milliliters) ml", expected: "1 to 10000 ml")
+        }
+        return try write("edit water \(id)") { db in
+            guard let full = try Rows.resolve(id, table: "water", db),
+                  let row = try Row.fetchOne(db, sql: "SELECT * FROM water WHERE id = ?", arguments: [full]) else { return nil }
+            let log = WaterLog(id: full, time: time.map { Time.date(Time.ms($0)) } ?? Time.date(row["time_ms"]),
+                               milliliters: milliliters ?? row["ml"])
+            try db.execute(sql: "UPDATE water SET time_ms = ?, ml = ? WHERE id = ?", arguments: [Time.ms(log.time), log.milliliters, full])
+            return log
+        }
+    }
+
     public func waterLogs(from: Date, to: Date) throws -> [WaterLog] {
         try read("list water") { db in
             try Rows.water(fromMs: Time.ms(from), toMs: Time.ms(to), db)
@@ -114,6 +140,39 @@ extension MealStore {
                            arguments: [log.id, Time.ms(log.time), log.kilograms])
         }
         return log
+    }
+
+    /// Deletes the weight log with this id (or unique prefix of 6+ characters); the deleted log, nil when none matches.
+    @discardableResult
+    public func deleteWeight(id: String) throws -> WeightLog? {
+        try write("delete weight \(id)") { db in
+            guard let full = try Rows.resolve(id, table: "weight", db),
+                  let row = try Row.fetchOne(db, sql: "SELECT * FROM weight WHERE id = ?", arguments: [full]) else { return nil }
+            try db.execute(sql: "DELETE FROM weight WHERE id = ?", arguments: [full])
+            return WeightLog(id: full, time: Time.date(row["time_ms"]), kilograms: row["kg"])
+        }
+    }
+
+    /// Changes a weight log's value and/or time; the log as stored, nil when no log matches.
+    public func editWeight(id: String, kilograms: Double?, time: Date?) throws -> WeightLog? {
+        if let kilograms, !(kilograms.isFinite && kilograms >= 2 && kilograms <= 500) {
+            throw MealStoreError.invalidValue(field: "weight", value: "\(kilograms) kg", expected: "2 to 500 kg")
+        }
+        return try write("edit weight \(id)") { db in
+            guard let full = try Rows.resolve(id, table: "weight", db),
+                  let row = try Row.fetchOne(db, sql: "SELECT * FROM weight WHERE id = ?", arguments: [full]) else { return nil }
+            let log = WeightLog(id: full, time: time.map { Time.date(Time.ms($0)) } ?? Time.date(row["time_ms"]),
+                                kilograms: kilograms ?? row["kg"])
+            try db.execute(sql: "UPDATE weight SET time_ms = ?, kg = ? WHERE id = ?", arguments: [Time.ms(log.time), log.kilograms, full])
+            return log
+        }
+    }
+
+    /// The weight log closest before `time` (the one a new entry is compared with), nil when there is none.
+    public func weightBefore(_ time: Date) throws -> WeightLog? {
+        try read("read weight") { db in
+            try Rows.weight(fromMs: Int64.min, toMs: Time.ms(time), db).last
+        }
     }
 
     public func weightLogs(from: Date, to: Date) throws -> [WeightLog] {

@@ -106,10 +106,12 @@ enum Rows {
     }
 
     /// A full id, or the one id that starts with `prefix` (≥ 6 characters, any case).
-    static func resolve(_ prefix: String, _ db: Database) throws -> String? {
-        if let id = try String.fetchOne(db, sql: "SELECT id FROM meals WHERE id = ?", arguments: [prefix]) { return id }
+    /// The full id of the row of `table` (`meals`, `water`, `weight`: our constants, never user text) with this id or
+    /// unique id prefix of at least 6 characters, any case.
+    static func resolve(_ prefix: String, table: String = "meals", _ db: Database) throws -> String? {
+        if let id = try String.fetchOne(db, sql: "SELECT id FROM \(table) WHERE id = ?", arguments: [prefix]) { return id }
         guard prefix.unicodeScalars.count >= 6 else { return nil }
-        let ids = try String.fetchAll(db, sql: "SELECT id FROM meals WHERE substr(upper(id), 1, ?) = upper(?) LIMIT 10",
+        let ids = try String.fetchAll(db, sql: "SELECT id FROM \(table) WHERE substr(upper(id), 1, ?) = upper(?) LIMIT 10",
                                       arguments: [prefix.unicodeScalars.count, prefix])
         if ids.count > 1 { throw MealStoreError.ambiguousMealID(prefix: prefix, matches: ids.count) }
         return ids.first

@@ -260,9 +260,9 @@ enum StatsText {
 struct WaterCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "water",
-        abstract: "Log water (ml) or list the water logs.",
-        discussion: "Examples:\n  foodmoment water add 250\n  foodmoment water add 500 --time 07:30\n  foodmoment water list --date yesterday",
-        subcommands: [Add.self, List.self]
+        abstract: "Log water (ml), list the water logs, or correct one.",
+        discussion: "Examples:\n  foodmoment water add 250\n  foodmoment water add 500 --time 07:30\n  foodmoment water list --date yesterday\n  foodmoment water edit 3F2A9C --ml 330\n  foodmoment water delete 3F2A9C",
+        subcommands: [Add.self, List.self, Edit.self, Delete.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -272,9 +272,11 @@ struct WaterCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("When: HH:MM today, 'YYYY-MM-DD HH:MM' or ISO 8601 (default now).", valueName: "time"))
         var time: String?
         @Flag(help: "Print the log entry as JSON.") var json = false
+        @Flag(help: "Store an amount that looks like a typo (over 2500 ml in one entry).") var force = false
 
         func validate() throws {
             guard milliliters.isFinite, milliliters > 0, milliliters <= 10_000 else { throw ValidationError("water must be 1 to 10000 ml") }
+            if !force, let why = EntryPlausibility.water(milliliters) { throw ValidationError("\(why); add --force if that is right") }
         }
 
         func run() async throws {
@@ -308,8 +310,55 @@ struct WaterCommand: AsyncParsableCommand {
             let day = try LocalDates.day(date)
             let logs = try storeCall { try s.waterLogs(from: day.start(in: zone), to: day.adding(days: 1).start(in: zone)) }
             if json { try printDiaryJSON(logs); return }
-            for l in logs { print("\(LocalDates.hhmm(l.time))  \(Output.padLeft(Bars.int(l.milliliters), 6)) ml") }
-            print("total  \(Output.padLeft(Bars.int(logs.reduce(0) { $0 + $1.milliliters }), 6)) ml  (\(day))")
+            for l in logs { print("\(l.id.prefix(8))  \(LocalDates.hhmm(l.time))  \(Output.padLeft(Bars.int(l.milliliters), 6)) ml") }
+            print("total            \(Output.padLeft(Bars.int(logs.reduce(0) { $0 + $1.milliliters }), 6)) ml  (\(day))")
+        }
+    }
+
+    struct Edit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Correct a water log's amount or time (ID from `water list`).")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The log's id or its first 6+ characters.") var id: String
+        @Option(help: ArgumentHelp("The right amount.", valueName: "ml")) var ml: Double?
+        @Option(help: ArgumentHelp("The right time: HH:MM (on the log's day), 'YYYY-MM-DD HH:MM' or ISO 8601.", valueName: "time"))
+        var time: String?
+        @Flag(help: "Store an amount that looks like a typo (over 2500 ml).") var force = false
+        @Flag(help: "Print the log as JSON.") var json = false
+
+        func validate() throws {
+            if ml == nil && time == nil { throw ValidationError("nothing to change: give --ml or --time") }
+            if let ml {
+                guard ml.isFinite, ml > 0, ml <= 10_000 else { throw ValidationError("water must be 1 to 10000 ml") }
+                if !force, let why = EntryPlausibility.water(ml) { throw ValidationError("\(why); add --force if that is right") }
+            }
+        }
+
+        func run() async throws {
+            let s = try store.open()
+            let before = try storeCall { try s.waterLogs(from: .distantPast, to: .distantFuture) }
+                .first { $0.id == id || ($0.id.uppercased().hasPrefix(id.uppercased()) && id.count >= 6) }
+            let at = try time.map { try LocalDates.time($0, on: LocalDay(before?.time ?? Date(), timeZone: LocalDates.zone)) }
+            guard let log = try storeCall({ try s.editWater(id: id, milliliters: ml, time: at) }) else {
+                printError("no water log \(id) (see `foodmoment water list`)")
+                throw Exit.failed
+            }
+            if json { try printDiaryJSON(log); return }
+            print("water \(log.id.prefix(8)): \(Bars.int(log.milliliters)) ml at \(LocalDates.hhmm(log.time)) on \(LocalDay(log.time, timeZone: LocalDates.zone))")
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a water log (ID from `water list`).")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The log's id or its first 6+ characters.") var id: String
+
+        func run() async throws {
+            let s = try store.open()
+            guard let log = try storeCall({ try s.deleteWater(id: id) }) else {
+                printError("no water log \(id) (see `foodmoment water list`)")
+                throw Exit.failed
+            }
+            print("deleted water \(log.id.prefix(8)): \(Bars.int(log.milliliters)) ml at \(LocalDates.hhmm(log.time)) on \(LocalDay(log.time, timeZone: LocalDates.zone))")
         }
     }
 }
@@ -318,9 +367,9 @@ struct WaterCommand: AsyncParsableCommand {
 struct WeightCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "weight",
-        abstract: "Log your weight (kg) or list the weight logs with the trend.",
-        discussion: "Examples:\n  foodmoment weight add 68.2\n  foodmoment weight list --json",
-        subcommands: [Add.self, List.self]
+        abstract: "Log your weight (kg), list the weight logs with the trend, or correct one.",
+        discussion: "Examples:\n  foodmoment weight add 68.2\n  foodmoment weight list --json\n  foodmoment weight edit 3F2A9C --kg 68.4\n  foodmoment weight delete 3F2A9C",
+        subcommands: [Add.self, List.self, Edit.self, Delete.self]
     )
 
     struct Add: AsyncParsableCommand {
@@ -330,6 +379,7 @@ struct WeightCommand: AsyncParsableCommand {
         @Option(help: ArgumentHelp("When: HH:MM today, 'YYYY-MM-DD HH:MM' or ISO 8601 (default now).", valueName: "time"))
         var time: String?
         @Flag(help: "Print the log entry as JSON.") var json = false
+        @Flag(help: "Store a weight that looks like a typo (more than 5 kg + 0.5 kg a day away from the previous log).") var force = false
 
         func validate() throws {
             guard kilograms.isFinite, kilograms >= 2, kilograms <= 500 else { throw ValidationError("weight must be 2 to 500 kg") }
@@ -338,6 +388,11 @@ struct WeightCommand: AsyncParsableCommand {
         func run() async throws {
             let s = try store.open()
             let at = try time.map { try LocalDates.time($0, on: LocalDates.today) }
+            if !force, let why = EntryPlausibility.weightChange(kilograms, at: at ?? Date(),
+                                                                 previous: try storeCall({ try s.weightBefore(at ?? Date()) })) {
+                printError("\(why); add --force if that is right")
+                throw Exit.usage
+            }
             let log = try storeCall { try s.addWeight(kilograms: kilograms, at: at) }
             if json { try printDiaryJSON(log); return }
             let target = try storeCall { try s.goals().targetWeightKg }
@@ -361,12 +416,57 @@ struct WeightCommand: AsyncParsableCommand {
             for l in logs {
                 let d = l.kilograms - previous
                 let arrow = d > 0.05 ? "↑" : d < -0.05 ? "↓" : "→"
-                print("\(LocalDay(l.time, timeZone: LocalDates.zone))  \(LocalDates.hhmm(l.time))  "
+                print("\(l.id.prefix(8))  \(LocalDay(l.time, timeZone: LocalDates.zone))  \(LocalDates.hhmm(l.time))  "
                       + String(format: "%6.1f kg  %@ %+.1f", l.kilograms, arrow, d))
                 previous = l.kilograms
             }
             print(String(format: "change since %@: %+.1f kg", LocalDay(first.time, timeZone: LocalDates.zone).description,
                          logs.last!.kilograms - first.kilograms))
+        }
+    }
+
+    struct Edit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Correct a weight log's value or time (ID from `weight list`).")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The log's id or its first 6+ characters.") var id: String
+        @Option(help: ArgumentHelp("The right weight.", valueName: "kg")) var kg: Double?
+        @Option(help: ArgumentHelp("The right time: HH:MM (on the log's day), 'YYYY-MM-DD HH:MM' or ISO 8601.", valueName: "time"))
+        var time: String?
+        @Flag(help: "Print the log as JSON.") var json = false
+
+        func validate() throws {
+            if kg == nil && time == nil { throw ValidationError("nothing to change: give --kg or --time") }
+            if let kg, !(kg.isFinite && kg >= 2 && kg <= 500) { throw ValidationError("weight must be 2 to 500 kg") }
+        }
+
+        func run() async throws {
+            let s = try store.open()
+            let before = try storeCall { try s.weightLogs(from: .distantPast, to: .distantFuture) }
+                .first { $0.id == id || ($0.id.uppercased().hasPrefix(id.uppercased()) && id.count >= 6) }
+            let at = try time.map { try LocalDates.time($0, on: LocalDay(before?.time ?? Date(), timeZone: LocalDates.zone)) }
+            guard let log = try storeCall({ try s.editWeight(id: id, kilograms: kg, time: at) }) else {
+                printError("no weight log \(id) (see `foodmoment weight list`)")
+                throw Exit.failed
+            }
+            if json { try printDiaryJSON(log); return }
+            print(String(format: "weight %@: %.1f kg at %@ on %@", String(log.id.prefix(8)), log.kilograms, LocalDates.hhmm(log.time),
+                         LocalDay(log.time, timeZone: LocalDates.zone).description))
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a weight log (ID from `weight list`).")
+        @OptionGroup var store: StoreOptions
+        @Argument(help: "The log's id or its first 6+ characters.") var id: String
+
+        func run() async throws {
+            let s = try store.open()
+            guard let log = try storeCall({ try s.deleteWeight(id: id) }) else {
+                printError("no weight log \(id) (see `foodmoment weight list`)")
+                throw Exit.failed
+            }
+            print(String(format: "deleted weight %@: %.1f kg at %@ on %@", String(log.id.prefix(8)), log.kilograms,
+                         LocalDates.hhmm(log.time), LocalDay(log.time, timeZone: LocalDates.zone).description))
         }
     }
 }

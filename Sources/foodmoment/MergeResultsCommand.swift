@@ -88,8 +88,9 @@ struct MergeResultsCommand: ParsableCommand {
         }
         if summary {
             let failed = results.filter { !$0.succeeded }.count
+            let skipped = results.filter { $0.status == .skipped }.count
             let foods = results.reduce(0) { $0 + ($1.foods?.count ?? 0) }
-            Output.note("merged: \(results.count) photos, \(failed) failed, \(foods) foods, \(badLines) unreadable lines")
+            Output.note("merged: \(results.count - skipped) photos, \(failed) failed, \(skipped) skipped, \(foods) foods, \(badLines) unreadable lines")
         }
         if badLines > 0 { throw Exit.failed }
     }

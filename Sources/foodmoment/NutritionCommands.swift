@@ -226,7 +226,8 @@ struct NutritionCommand: AsyncParsableCommand {
     )
 
     @Argument(help: "Food id, GTIN, label or search text.") var food: String
-    @Option(help: "Amount in grams.") var grams: Double?
+    @Option(parsing: .unconditional, help: "Amount in grams.") var grams: Double?
+    @Flag(help: "Accept an amount over 5 kg of one food (it looks like a typo otherwise).") var force = false
     @Option(help: "Household amount: \"1 cup\", \"2 slices\", \"150 g\", \"5 oz\", \"1 medium\".") var portion: String?
     @Flag(help: "JSON output.") var json = false
     @OptionGroup var db: NutritionDBOptions
@@ -234,7 +235,13 @@ struct NutritionCommand: AsyncParsableCommand {
     func validate() throws {
         if grams != nil && portion != nil { throw ValidationError("give either --grams or --portion, not both") }
         if let g = grams, !(g > 0 && g.isFinite) { throw ValidationError("--grams must be a positive number (got \(g))") }
+        if let g = grams, g > Self.largeGrams, !force {
+            throw ValidationError("--grams \(Portions.format(g)) is more than 5 kg of one food; add --force if that is right")
+        }
     }
+
+    /// More than this of one food is refused without --force (a typo: `--grams 1e9`).
+    static let largeGrams = 5_000.0
 
     struct Output: Encodable {
         var id: String, name: String, brand: String?, source: String, provenance: String
@@ -269,6 +276,10 @@ struct NutritionCommand: AsyncParsableCommand {
         } catch {
             printError(error.description)
             throw Exit.failed
+        }
+        if facts.grams > Self.largeGrams, !force {
+            printError("\(facts.portion) is \(Portions.format(facts.grams)) g, more than 5 kg of one food; add --force if that is right")
+            throw Exit.usage
         }
         let f = facts.food
         if json {

@@ -109,11 +109,14 @@ struct ResumeTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let binary = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
             .deletingLastPathComponent().appendingPathComponent("foodmoment").path
+        // The stores live outside the photo folder: files the walk skips are listed too, and would count as lines.
+        let stores = TestPaths.makeTempDirectory("resume-stores")
+        defer { try? FileManager.default.removeItem(atPath: stores) }
         var env = ProcessInfo.processInfo.environment
-        env["FOODMOMENT_HOME"] = dir + "/home"
+        env["FOODMOMENT_HOME"] = stores + "/home"
         env["TZ"] = "UTC"
-        let photos = dir  // the .sqlite files below are not images: the walk skips them with a note
-        let clean = dir + "/clean.sqlite", killed = dir + "/killed.sqlite"
+        let photos = dir
+        let clean = stores + "/clean.sqlite", killed = stores + "/killed.sqlite"
         let c = try runProcess(binary, ["analyze", photos, "--log", "--db", clean, "--ndjson", "--threads", "1"], environment: env)
         #expect(c.status == 0, "\(c.stderr)")
         for (round, linesBeforeKill) in [2, 6, 11].enumerated() {

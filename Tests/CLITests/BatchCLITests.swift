@@ -16,13 +16,16 @@ struct BatchCLITests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let r = try foodmoment("analyze", samples, "--ndjson", "--csv", dir + "/out.csv", "--no-journal")
         #expect(r.status == 0, "\(r.stderr)")
+        // Six photos and samples/README.md, listed as skipped.
         let results = lines(r.stdout)
-        #expect(results.count == 6 && r.stdout.split(separator: "\n").count == 6)
-        #expect(results.allSatisfy { ($0["photo_hash"] as? String)?.count == 64 })
+        #expect(results.count == 7 && r.stdout.split(separator: "\n").count == 7)
+        let photos = results.filter { $0["status"] as? String != "skipped" }
+        #expect(photos.count == 6 && photos.allSatisfy { ($0["photo_hash"] as? String)?.count == 64 })
+        #expect(results.contains { ($0["file"] as? String)?.hasSuffix("README.md") == true && $0["status"] as? String == "skipped" })
         let csv = String(decoding: TestPaths.read(dir + "/out.csv"), as: UTF8.self).split(separator: "\n")
         #expect(csv.first?.hasPrefix("file,photo_hash,status,error,label") == true)
         let foods = results.reduce(0) { $0 + (($1["foods"] as? [Any])?.count ?? 0) }
-        #expect(csv.count == 1 + foods)
+        #expect(csv.count == 1 + foods + 1)
     }
 
     @Test func shardsPartitionTheFilesAndMergeBackToTheWhole() throws {

@@ -4,6 +4,7 @@ import Foundation
 import ImageCodecs
 @testable import FoodMoment
 import FoodRecognition
+import FoodVision
 import Testing
 
 @Suite struct ShardTests {
@@ -75,17 +76,18 @@ import Testing
         let r = PhotoResult(file: "x.jpg", error: PhotoError(kind: "truncated", message: "cannot decode x.jpg: truncated"))
         let rows = ResultCSV.rows(r)
         #expect(rows.count == 1)
-        #expect(rows[0].hasPrefix("x.jpg,,error,truncated: cannot decode x.jpg: truncated"))
+        #expect(rows[0].hasPrefix("x.jpg,,failed,truncated: cannot decode x.jpg: truncated"))
         #expect(rows[0].split(separator: ",", omittingEmptySubsequences: false).count
                 == ResultCSV.header.split(separator: ",").count)
     }
 }
 
 @Suite struct MealInputTests {
-    @Test func onlySuccessfulPhotosWithFoodsBecomeMeals() {
+    @Test func analysedPhotosBecomeMealsAndUnknownOnesSaySo() {
         var r = PhotoResult(file: "a.jpg")
         r.photoHash = "abc"
-        #expect(r.mealInput(fileModified: Date(), timeZone: .gmt) == nil)  // no foods
+        #expect(r.mealInput(fileModified: Date(), timeZone: .gmt) == nil)  // decoded only: not analysed
+        #expect(PhotoResult(file: "b.jpg", error: PhotoError(kind: "truncated", message: "x")).mealInput(fileModified: Date(), timeZone: .gmt) == nil)
         let food = DetectedFood(label: "banana", name: "Banana", nameZh: "香蕉", emoji: "🍌", color: "#ffd700", confidence: 0.9,
                                 box: .whole, grams: 118, gramsSource: .defaultPortion, source: .model)
         var n = FoodNutrition(foodId: "sr:173944", foodName: "Bananas, raw", provenance: "USDA", kcal: 105, proteinG: 1.3,
@@ -97,8 +99,16 @@ import Testing
         #expect(meal?.foods.first?.photoHash == "abc")
         #expect(meal?.foods.first?.nutrients.kcal == 105)  // 89 × 1.18 = 105.0
         #expect(meal?.photo.timeSource == "file_time")
+        // A time the user gives wins over the file time.
+        let given = Date(timeIntervalSince1970: 1_790_000_000)
+        let told = r.mealInput(fileModified: Date(timeIntervalSince1970: 0), timeZone: .gmt, givenTime: given)
+        #expect(told?.photo.takenAt == given && told?.photo.timeSource == "given")
+        // Unknown: a meal of its own with no foods, the best guess in its text.
         r.unknown = true
-        #expect(r.mealInput(fileModified: Date(), timeZone: .gmt) == nil)
+        r.top = [LabelScore(label: "pizza", probability: 0.31)]
+        let unknown = r.mealInput(fileModified: Date(), timeZone: .gmt)
+        #expect(unknown?.foods.isEmpty == true && unknown?.title == "Unrecognised photo")
+        #expect(unknown?.analysis?.contains("best guess pizza 0.31") == true, "\(String(describing: unknown?.analysis))")
     }
 }
 

@@ -140,10 +140,15 @@ struct MergeTests {
                          replace: false)
         let y = try #require(try s.journalEntry(hash: "y", settings: "k1"))
         #expect(y.path == "/p/y2.jpg" && y.result == Data("again".utf8) && y.mealID == out?.mealID)
-        // Deleting the meal unlinks the journal row (the photo may be logged again).
+        // Deleting the meal unlinks the journal row; the photo stays deleted unless logged again on purpose (replace).
         #expect(try s.deleteMeal(id: out!.mealID))
         #expect(try s.journalEntry(hash: "y", settings: "k1")?.mealID == nil)
-        #expect(try s.log(m).kind == .created)
+        #expect(try s.log(m).kind == .deleted)
+        #expect(try s.record(hash: "y", path: "/p/y.jpg", settings: "k1", result: Data("ok".utf8), meal: m, policy: policy,
+                             replace: false)?.kind == .deleted)
+        #expect(try s.journalEntry(hash: "y", settings: "k1")?.mealID == nil)
+        #expect(try s.log(m, replace: true).kind == .created)
+        #expect(try s.log(m).kind == .duplicate)
     }
 
     @Test func mealIDsMayBeShortenedToAUniquePrefix() throws {

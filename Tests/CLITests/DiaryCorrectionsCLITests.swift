@@ -1,0 +1,52 @@
+import FoodMomentTestSupport
+import Foundation
+import Testing
+
+@Suite("correcting the diary (the real binary)")
+struct DiaryCorrectionsCLITests {
+    @Test func weightCanBeCorrectedAndATypoNeedsForce() throws {
+        let dir = TestPaths.makeTempDirectory("weight-fix")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try diaryCLI(dir, "weight", "add", "72.4", "--time", "2026-11-24 08:00").status == 0)
+        let typo = try diaryCLI(dir, "weight", "add", "172", "--time", "2026-11-25 08:00")
+        #expect(typo.status == 2 && typo.stderr.contains("99.6 kg more than the 72.4 kg") && typo.stderr.contains("--force"),
+                "\(typo.stderr)")
+        #expect(try diaryCLI(dir, "weight", "add", "72.9", "--time", "2026-11-25 08:00").status == 0, "a normal day's change")
+        #expect(try diaryCLI(dir, "weight", "add", "172", "--time", "2026-11-26 08:00", "--force").status == 0)
+        func logs() throws -> [[String: Any]] {
+            try #require(try jsonObject(try diaryCLI(dir, "weight", "list", "--json")) as? [[String: Any]])
+        }
+        let typed = try #require(try logs().last?["id"] as? String)
+        let edit = try diaryCLI(dir, "weight", "edit", String(typed.prefix(8)), "--kg", "72.1")
+        #expect(edit.status == 0, "\(edit.stderr)")
+        #expect(try logs().compactMap { $0["kilograms"] as? Double } == [72.4, 72.9, 72.1])
+        #expect(try diaryCLI(dir, "weight", "delete", String(typed.prefix(8))).status == 0)
+        #expect(try logs().count == 2)
+        let missing = try diaryCLI(dir, "weight", "delete", "nosuchid")
+        #expect(missing.status == 1 && missing.stderr.contains("weight list"))
+    }
+
+    @Test func waterCanBeCorrectedAndATypoNeedsForce() throws {
+        let dir = TestPaths.makeTempDirectory("water-fix")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try diaryCLI(dir, "water", "add", "250", "--time", "2026-11-24 08:00").status == 0)
+        let typo = try diaryCLI(dir, "water", "add", "5000", "--time", "2026-11-24 09:00")
+        #expect(typo.status == 2 && typo.stderr.contains("--force"), "\(typo.stderr)")
+        func logs() throws -> [[String: Any]] {
+            try #require(try jsonObject(try diaryCLI(dir, "water", "list", "--date", "2026-11-24", "--json")) as? [[String: Any]])
+        }
+        let id = try #require(try logs().first?["id"] as? String)
+        #expect(try diaryCLI(dir, "water", "edit", String(id.prefix(8)), "--ml", "330", "--time", "08:30").status == 0)
+        let fixed = try #require(try logs().first)
+        #expect(fixed["milliliters"] as? Double == 330)
+        #expect((fixed["time"] as? String)?.hasPrefix("2026-11-24T08:30") == true, "\(fixed)")
+        #expect(try diaryCLI(dir, "water", "delete", String(id.prefix(8))).status == 0)
+        #expect(try logs().isEmpty)
+    }
+
+    @Test func anAbsurdAmountOfFoodNeedsForce() throws {
+        let r = try foodmoment("nutrition", "banana", "--grams", "1e9")
+        #expect(r.status == 2 && r.stderr.contains("more than 5 kg") && r.stderr.contains("--force"), "\(r.stderr)")
+        #expect(try foodmoment("nutrition", "banana", "--grams", "1e9", "--force").status == 0)
+    }
+}
