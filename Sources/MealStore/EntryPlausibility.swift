@@ -1,4 +1,4 @@
-import FoodCore
+public import FoodCore
 public import Foundation
 
 /// Entries that are possible but far more likely a typo (172 kg the day after 72.4 kg): the CLI refuses them with a
