@@ -45,12 +45,13 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
-        // C: setjmp-guarded libjpeg / libpng calls returning codes and messages; never printf, never exit. Also the
-        // photo content digest (libcrypto SHA-256).
+        // C: setjmp-guarded libjpeg / libpng calls and libheif / libwebp calls, all returning codes and messages;
+        // never printf, never exit. Also the photo content digest (libcrypto SHA-256).
         .target(
             name: "CImageShims",
             cSettings: optimize ? [.unsafeFlags(["-O2"])] : [],
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("z"), .linkedLibrary("crypto")]
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("z"), .linkedLibrary("crypto"),
+                             .linkedLibrary("heif"), .linkedLibrary("webp")]
         ),
         // C: one blocking libcurl GET with every option we rely on (variadic setopt and callbacks stay in C).
         .target(name: "CCurlShims", linkerSettings: [.linkedLibrary("curl")]),

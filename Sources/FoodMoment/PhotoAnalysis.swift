@@ -17,7 +17,8 @@ public struct DecodeSummary: Sendable, Codable, Equatable {
     public var orientationDescription: String
     public var decodedWidth: Int
     public var decodedHeight: Int
-    /// libjpeg DCT scale, e.g. "1/8"; "1/1" for full size.
+    /// libjpeg DCT scale (or libwebp's scaling), e.g. "1/8"; "1/1" for full size; "thumbnail" when a HEIC was
+    /// decoded from its embedded thumbnail.
     public var scale: String
     public var decodeMilliseconds: Double
     public var warnings: [String]
@@ -164,7 +165,7 @@ public struct PhotoDecoder: Sendable {
                 orientation: decoded.exif.orientation.rawValue,
                 orientationDescription: decoded.exif.orientation.description,
                 decodedWidth: decoded.image.width, decodedHeight: decoded.image.height,
-                scale: decoded.scaleNumerator == 8 ? "1/1" : Self.fraction(decoded.scaleNumerator),
+                scale: decoded.fromThumbnail ? "thumbnail" : decoded.scaleNumerator == 8 ? "1/1" : Self.fraction(decoded.scaleNumerator),
                 decodeMilliseconds: elapsed.milliseconds,
                 warnings: decoded.warnings,
                 dateTimeOriginal: decoded.exif.dateTimeOriginal,

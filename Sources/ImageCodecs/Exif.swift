@@ -46,6 +46,35 @@ public enum ExifReader {
         return ExifInfo()
     }
 
+    /// A HEIF Exif item: a 4-byte big-endian offset to the TIFF header, then the TIFF data.
+    public static func read(heifExifBlock b: UnsafeBufferPointer<UInt8>) -> ExifInfo {
+        guard b.count >= 12, b.count <= maxPayloadBytes + 4 else { return ExifInfo() }
+        let start = 4 + Int(be32(b, 0))
+        guard start >= 4, start < b.count - 8 else { return ExifInfo() }
+        return parseTIFF(UnsafeBufferPointer(rebasing: b[start...]))
+    }
+
+    /// A WebP RIFF container's `EXIF` chunk (TIFF data, sometimes after an "Exif\0\0" prefix).
+    public static func read(webp b: UnsafeBufferPointer<UInt8>) -> ExifInfo {
+        guard b.count >= 12 else { return ExifInfo() }
+        var offset = 12
+        var chunks = 0
+        while offset + 8 <= b.count, chunks < 64 {
+            let length = Int(UInt32(b[offset + 4]) | UInt32(b[offset + 5]) << 8 | UInt32(b[offset + 6]) << 16 | UInt32(b[offset + 7]) << 24)
+            let dataStart = offset + 8
+            guard length <= b.count - dataStart else { break }
+            if b[offset] == 0x45, b[offset + 1] == 0x58, b[offset + 2] == 0x49, b[offset + 3] == 0x46 { // "EXIF"
+                guard length <= maxPayloadBytes else { break }
+                var payload = b[dataStart..<(dataStart + length)]
+                if length >= 6, payload.starts(with: [0x45, 0x78, 0x69, 0x66, 0, 0]) { payload = payload.dropFirst(6) }
+                return parseTIFF(UnsafeBufferPointer(rebasing: payload))
+            }
+            offset = dataStart + length + (length & 1)
+            chunks += 1
+        }
+        return ExifInfo()
+    }
+
     /// Finds the TIFF block inside the first APP1 "Exif\0\0" segment, stopping at the first scan.
     static func jpegExifPayload(_ b: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>>? {
         let n = b.count

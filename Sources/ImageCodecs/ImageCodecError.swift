@@ -44,7 +44,7 @@ public enum ImageCodecError: Error, Sendable, Equatable, CustomStringConvertible
         case .empty:
             "empty file (0 bytes)"
         case .notAnImage(let first):
-            "not an image: the content does not start with a JPEG or PNG signature (first bytes: \(first))"
+            "not an image: the content does not start with a JPEG, PNG, HEIC or WebP signature (first bytes: \(first))"
         case .unsupportedFormat(let format):
             "unsupported format: \(format.displayName) (\(format.conversionHint))"
         case .truncated(let format, let detail):

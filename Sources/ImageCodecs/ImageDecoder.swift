@@ -5,7 +5,9 @@ import Foundation
 /// How to decode: limits first (checked from the header, before any pixel buffer exists), then speed hints.
 public struct DecodeOptions: Sendable, Equatable {
     /// When set, JPEGs are decoded at the smallest libjpeg DCT scale n/8 (n = 1…8) whose shorter side is still
-    /// at least this many pixels (measured in the stored grid). PNGs are always decoded at full size.
+    /// at least this many pixels (measured in the stored grid); a HEIC whose embedded thumbnail is at least this
+    /// large is decoded from the thumbnail; a WebP is scaled by libwebp while decoding. PNGs are always decoded at
+    /// full size.
     public var minShortSide: Int?
     /// Refuse images with more pixels than this (stored width × height). Default 100 MP.
     public var maxPixels: Int = 100_000_000
@@ -55,6 +57,8 @@ public struct DecodedImage: Sendable {
     /// Warnings from the C library about data it recovered from (only non-empty for benign problems, or when
     /// `acceptDamagedData` is set).
     public var warnings: [String]
+    /// True when the pixels are the HEIC's embedded thumbnail (large enough for `minShortSide`), not the full image.
+    public var fromThumbnail = false
 
     /// Displayed (upright) size at full resolution.
     public var uprightFullSize: (width: Int, height: Int) {
@@ -80,6 +84,8 @@ public enum ImageDecoder {
         switch format {
         case .jpeg: decoded = try decodeJPEG(bytes, options: options)
         case .png: decoded = try decodePNG(bytes, options: options)
+        case .heic, .avif: decoded = try decodeHEIF(bytes, format: format, options: options)
+        case .webp: decoded = try decodeWebP(bytes, options: options)
         default: throw .unsupportedFormat(format)
         }
         if options.applyOrientation, decoded.exif.orientation != .up {
@@ -106,6 +112,16 @@ public enum ImageDecoder {
             try check(status, report, .png)
             let exif = bytes.withUnsafeBufferPointer { ExifReader.read(png: $0) }
             return (.png, Int(info.width), Int(info.height), exif)
+        case .heic, .avif:
+            var info = fm_heif_info()
+            let status = bytes.withUnsafeBufferPointer { fm_heif_info_read($0.baseAddress, $0.count, &info, &report) }
+            try check(status, report, format)
+            return (format, Int(info.width), Int(info.height), heifExif(bytes, size: info.exif_size))
+        case .webp:
+            var info = fm_webp_info()
+            let status = bytes.withUnsafeBufferPointer { fm_webp_info_read($0.baseAddress, $0.count, &info, &report) }
+            try check(status, report, .webp)
+            return (.webp, Int(info.width), Int(info.height), bytes.withUnsafeBufferPointer { ExifReader.read(webp: $0) })
         default:
             throw .unsupportedFormat(format)
         }
@@ -186,10 +202,85 @@ public enum ImageDecoder {
                             storedWidth: w, storedHeight: h, scaleNumerator: 8, exif: exif, warnings: warnings)
     }
 
+    // MARK: - HEIC / HEIF (libheif)
+
+    /// The primary image with the container's rotation and mirroring applied by libheif (so the result is upright
+    /// and an EXIF Orientation tag inside is not applied again); from its embedded thumbnail when that is at least
+    /// `minShortSide` on its shorter side and has the same aspect ratio (an iPhone HEIC carries one of about 320 px).
+    /// libheif has no progress hook to stop a decode, so `timeBudget` does not apply; the pixel limit is checked first.
+    static func decodeHEIF(_ bytes: [UInt8], format: ImageFormat, options: DecodeOptions) throws(ImageCodecError) -> DecodedImage {
+        var report = fm_report()
+        var info = fm_heif_info()
+        var status = bytes.withUnsafeBufferPointer { fm_heif_info_read($0.baseAddress, $0.count, &info, &report) }
+        try check(status, report, format)
+        let w = Int(info.width), h = Int(info.height)
+        try checkLimits(width: w, height: h, options: options, format: format)
+        let tw = Int(info.thumb_width), th = Int(info.thumb_height)
+        let sameShape = tw > 0 && th > 0 && abs(Double(tw) / Double(th) - Double(w) / Double(h)) < 0.02
+        let useThumbnail = options.minShortSide.map { sameShape && min(tw, th) >= $0 && tw * th < w * h } ?? false
+        let (dw, dh) = useThumbnail ? (tw, th) : (w, h)
+        let size = dw * dh * 3
+        var gotW: UInt32 = 0, gotH: UInt32 = 0
+        let pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            buffer.initialize(repeating: 0)
+            status = bytes.withUnsafeBufferPointer { src in
+                fm_heif_decode_rgb(src.baseAddress, src.count, useThumbnail ? 1 : 0, buffer.baseAddress, size, &gotW, &gotH, &report)
+            }
+            count = size
+        }
+        try check(status, report, format)
+        var exif = heifExif(bytes, size: info.exif_size)
+        exif.orientation = .up
+        var decoded = DecodedImage(image: RGBImage(width: dw, height: dh, pixels: pixels), format: format,
+                                   storedWidth: w, storedHeight: h, scaleNumerator: 8, exif: exif, warnings: [])
+        decoded.fromThumbnail = useThumbnail
+        return decoded
+    }
+
+    /// EXIF of a HEIF file (dates for the diary); defaults when it has none or it is malformed.
+    static func heifExif(_ bytes: [UInt8], size: Int) -> ExifInfo {
+        guard size >= 12, size <= ExifReader.maxPayloadBytes + 4 else { return ExifInfo() }
+        var report = fm_report()
+        var block = [UInt8](repeating: 0, count: size)
+        let status = bytes.withUnsafeBufferPointer { src in
+            block.withUnsafeMutableBufferPointer { fm_heif_exif(src.baseAddress, src.count, $0.baseAddress, size, &report) }
+        }
+        guard status == FM_OK else { return ExifInfo() }
+        return block.withUnsafeBufferPointer { ExifReader.read(heifExifBlock: $0) }
+    }
+
+    // MARK: - WebP (libwebp)
+
+    /// Still WebP images, scaled by libwebp while decoding to the smallest size whose shorter side is at least
+    /// `minShortSide` (in whole eighths of the stored size, as JPEG's DCT scaling); animations are refused.
+    static func decodeWebP(_ bytes: [UInt8], options: DecodeOptions) throws(ImageCodecError) -> DecodedImage {
+        var report = fm_report()
+        var info = fm_webp_info()
+        var status = bytes.withUnsafeBufferPointer { fm_webp_info_read($0.baseAddress, $0.count, &info, &report) }
+        try check(status, report, .webp)
+        let w = Int(info.width), h = Int(info.height)
+        try checkLimits(width: w, height: h, options: options, format: .webp)
+        if info.has_animation != 0 { throw .corrupt(.webp, detail: "animated WebP: only still images are read (export one frame)") }
+        let n = dctScaleNumerator(width: w, height: h, minShortSide: options.minShortSide)
+        let dw = max(1, (w * n + 7) / 8), dh = max(1, (h * n + 7) / 8)
+        let size = dw * dh * 3
+        let pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            buffer.initialize(repeating: 0)
+            status = bytes.withUnsafeBufferPointer { src in
+                fm_webp_decode_rgb(src.baseAddress, src.count, UInt32(dw), UInt32(dh), buffer.baseAddress, size, &report)
+            }
+            count = size
+        }
+        try check(status, report, .webp)
+        let exif = bytes.withUnsafeBufferPointer { ExifReader.read(webp: $0) }
+        return DecodedImage(image: RGBImage(width: dw, height: dh, pixels: pixels), format: .webp,
+                            storedWidth: w, storedHeight: h, scaleNumerator: n, exif: exif, warnings: [])
+    }
+
     // MARK: - Helpers
 
-    static func checkLimits(width: Int, height: Int, options: DecodeOptions) throws(ImageCodecError) {
-        if width <= 0 || height <= 0 { throw .corrupt(.jpeg, detail: "image has zero width or height") }
+    static func checkLimits(width: Int, height: Int, options: DecodeOptions, format: ImageFormat = .jpeg) throws(ImageCodecError) {
+        if width <= 0 || height <= 0 { throw .corrupt(format, detail: "image has zero width or height") }
         let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
         if overflow || pixels > options.maxPixels {
             throw .tooLarge(width: width, height: height, limit: options.maxPixels)
@@ -211,13 +302,15 @@ public enum ImageDecoder {
         }
     }
 
+    /// The C library's message on one line (libheif's end with a newline).
     static func message(_ report: fm_report) -> String {
         var r = report
-        return withUnsafeBytes(of: &r.message) { raw in
+        let text = withUnsafeBytes(of: &r.message) { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             let end = bytes.firstIndex(of: 0) ?? bytes.count
             return String(decoding: bytes[0..<end], as: UTF8.self)
         }
+        return text.split(whereSeparator: \.isNewline).joined(separator: " ").trimmingCharacters(in: .whitespaces)
     }
 
     static func describeFirstBytes(_ bytes: [UInt8]) -> String {

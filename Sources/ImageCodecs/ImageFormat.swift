@@ -3,7 +3,7 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
     case jpeg, png, heic, avif, webp, gif, bmp, tiff, jpegXL = "jpeg-xl"
 
     /// Formats we decode; the others get a clear "unsupported" error with a conversion hint.
-    public var isSupported: Bool { self == .jpeg || self == .png }
+    public var isSupported: Bool { [.jpeg, .png, .heic, .avif, .webp].contains(self) }
 
     public var displayName: String {
         switch self {
@@ -22,11 +22,9 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
     /// How to turn an unsupported file into one we read.
     public var conversionHint: String {
         switch self {
-        case .heic, .avif: "convert with `heif-convert photo.heic photo.jpg` (apt libheif-examples) or export as JPEG from Photos"
-        case .webp: "convert with `dwebp photo.webp -o photo.png` (apt webp)"
         case .jpegXL: "convert with `djxl photo.jxl photo.png` (apt libjxl-tools)"
         case .gif, .bmp, .tiff: "convert with `convert photo.\(rawValue) photo.png` (apt imagemagick)"
-        case .jpeg, .png: ""
+        case .jpeg, .png, .heic, .avif, .webp: ""
         }
     }
 

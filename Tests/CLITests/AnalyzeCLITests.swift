@@ -173,3 +173,30 @@ struct AnalyzeCLITests {
         #expect(version.status == 0 && !version.stdout.isEmpty)
     }
 }
+
+@Suite("HEIC and WebP photos through the real binary")
+struct HeifWebPCLITests {
+    /// The iPhone's format and the web's: analysed like a JPEG (samples/banana.jpg re-encoded by heif-enc and cwebp).
+    @Test func aFolderOfHEICAndWebPPhotosIsAnalysed() throws {
+        let dir = TestPaths.makeTempDirectory("heif-cli")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for name in ["banana.heic", "banana.webp"] {
+            // Upper-case names, as phones and cameras write them.
+            try Data(TestPaths.read(TestPaths.fixture("ImageCodecsTests", name))).write(to: URL(fileURLWithPath: dir + "/" + name.uppercased()))
+        }
+        try Data("ftypheic but not really".utf8).write(to: URL(fileURLWithPath: dir + "/IMG_0002.HEIC"))
+        let r = try foodmoment("analyze", dir, "--json", "--no-journal")
+        #expect(r.status == 1, "the damaged HEIC fails: \(r.stderr)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
+        #expect(doc.count == 3)
+        for (file, format) in [("BANANA.HEIC", "heic"), ("BANANA.WEBP", "webp")] {
+            let entry = try #require(doc.first { ($0["file"] as? String)?.hasSuffix(file) == true })
+            #expect(entry["status"] as? String == "ok", "\(entry)")
+            #expect((entry["decode"] as? [String: Any])?["format"] as? String == format)
+            let foods = try #require(entry["foods"] as? [[String: Any]])
+            #expect(foods.first?["label"] as? String == "banana", "\(file): \(foods)")
+        }
+        let bad = try #require(doc.first { ($0["file"] as? String)?.hasSuffix("IMG_0002.HEIC") == true })
+        #expect(bad["status"] as? String == "failed", "named like a photo: a failed photo, not a skipped file")
+    }
+}

@@ -21,8 +21,8 @@ struct BadInputTests {
     }
 
     @Test func messagesSayWhatToDo() {
-        let heic = ImageCodecError.unsupportedFormat(.heic).description
-        #expect(heic.hasPrefix("unsupported format: HEIC (convert with"))
+        let gif = ImageCodecError.unsupportedFormat(.gif).description
+        #expect(gif.hasPrefix("unsupported format: GIF (convert with"))
         #expect(ImageCodecError.tooLarge(width: 60000, height: 60000, limit: 100_000_000).description.contains("--max-pixels"))
     }
 }

@@ -167,3 +167,71 @@ struct LimitTests {
         #expect(!d.warnings.isEmpty)
     }
 }
+
+/// HEIC/AVIF through libheif and WebP through libwebp: fixtures made by tools/fixtures/make_heif_webp_fixtures.py with
+/// Debian's heif-enc and cwebp.
+@Suite("HEIC, AVIF and WebP")
+struct HeifWebPTests {
+    @Test(arguments: [("card.heic", ImageFormat.heic), ("card.avif", .avif), ("card.webp", .webp), ("card-lossless.webp", .webp)])
+    func decodesTheCard(_ name: String, _ format: ImageFormat) throws {
+        let d = try decode(name)
+        #expect(d.format == format)
+        #expect(d.storedWidth == 48 && d.storedHeight == 32 && d.scaleNumerator == 8 && !d.fromThumbnail)
+        // Lossy codecs at q90 on a 48x32 card with sharp colour edges: within a few levels away from the edges.
+        expectCard(d.image, tolerance: name.contains("lossless") ? 0 : 24)
+    }
+
+    @Test(arguments: ["card-dated.heic", "card-dated.webp"])
+    func captureTimeComesFromTheirExif(_ name: String) throws {
+        let d = try decode(name)
+        #expect(d.exif.dateTimeOriginal == "2026:11:20 12:34:56")
+        #expect(d.exif.offsetTimeOriginal == "+08:00")
+        let probe = try ImageDecoder.probe(TestPaths.read(fixture(name)))
+        #expect(probe.exif.dateTimeOriginal == "2026:11:20 12:34:56" && probe.width == 48 && probe.height == 32)
+    }
+
+    /// A HEIF's rotation is its container's (irot/imir, applied by libheif); an EXIF Orientation tag inside is not
+    /// applied on top (heif-enc copied orientation 6 from the JPEG without rotating: the stored 32x48 grid comes back).
+    @Test func exifOrientationInsideHEICIsNotAppliedAgain() throws {
+        let d = try decode("card-rotated.heic")
+        #expect(d.exif.orientation == .up)
+        #expect(d.image.width == 32 && d.image.height == 48)
+    }
+
+    @Test func aScaledDecodeReadsTheEmbeddedThumbnail() throws {
+        let full = try decode("card-thumb.heic")
+        #expect(full.image.width == 192 && full.image.height == 128 && !full.fromThumbnail)
+        let small = try decode("card-thumb.heic", DecodeOptions(minShortSide: 48))
+        #expect(small.fromThumbnail && small.image.width == 96 && small.image.height == 64)
+        #expect(small.storedWidth == 192 && small.storedHeight == 128)
+        // Too small a thumbnail for the size asked: the full image.
+        #expect(!(try decode("card-thumb.heic", DecodeOptions(minShortSide: 100))).fromThumbnail)
+    }
+
+    @Test func aScaledWebPDecodeIsSmaller() throws {
+        let d = try decode("card.webp", DecodeOptions(minShortSide: 16))
+        #expect(d.scaleNumerator == 4 && d.image.width == 24 && d.image.height == 16)
+    }
+
+    @Test(arguments: ["card.heic", "card.webp", "card.avif"])
+    func limitsComeFirst(_ name: String) throws {
+        #expect(throws: ImageCodecError.tooLarge(width: 48, height: 32, limit: 1000)) {
+            try decode(name, DecodeOptions(maxPixels: 1000))
+        }
+    }
+
+    /// Every prefix of the files: a typed error (truncated or corrupt) with a one-line message, never a crash.
+    @Test(arguments: ["card.heic", "card-thumb.heic", "card.webp", "card-dated.webp", "card.avif"])
+    func truncatedFilesAreClearErrors(_ name: String) throws {
+        let bytes = TestPaths.read(fixture(name))
+        for length in stride(from: 1, to: bytes.count, by: max(1, bytes.count / 97)) {
+            do {
+                _ = try ImageDecoder.decode(Array(bytes.prefix(length)))
+                // A few prefixes of a HEIC still hold the whole primary image (the thumbnail comes last).
+            } catch {
+                #expect(["truncated", "corrupt", "not_an_image"].contains(error.kind), "\(name)[..<\(length)]: \(error)")
+                #expect(!error.description.contains("\n"))
+            }
+        }
+    }
+}

@@ -58,8 +58,10 @@ public enum BadInputs {
         cases.append(Case(name: "PNG with a bad IHDR (bit depth 7)", bytes: pngBadIHDR(p), expectedKinds: ["corrupt"]))
         cases.append(Case(name: "PNG with a truncated IDAT", bytes: pngTruncatedIDAT(p), expectedKinds: ["truncated", "corrupt"]))
         cases.append(Case(name: "PNG header claiming 60000x60000", bytes: pngWithSize(p, width: 60000, height: 60000), expectedKinds: ["too_large"]))
-        cases.append(Case(name: "HEIC", bytes: [0, 0, 0, 0x18] + Array("ftypheic".utf8) + [UInt8](repeating: 0, count: 32), expectedKinds: ["unsupported_format"]))
-        cases.append(Case(name: "WebP", bytes: Array("RIFF".utf8) + [0x20, 0, 0, 0] + Array("WEBPVP8 ".utf8) + [UInt8](repeating: 0, count: 32), expectedKinds: ["unsupported_format"]))
+        cases.append(Case(name: "HEIC header, no image", bytes: [0, 0, 0, 0x18] + Array("ftypheic".utf8) + [UInt8](repeating: 0, count: 32),
+                          expectedKinds: ["truncated", "corrupt"]))
+        cases.append(Case(name: "WebP header, zeros", bytes: Array("RIFF".utf8) + [0x20, 0, 0, 0] + Array("WEBPVP8 ".utf8) + [UInt8](repeating: 0, count: 32),
+                          expectedKinds: ["truncated", "corrupt"]))
         cases.append(Case(name: "GIF", bytes: Array("GIF89a".utf8) + [UInt8](repeating: 0, count: 32), expectedKinds: ["unsupported_format"]))
         return cases
     }

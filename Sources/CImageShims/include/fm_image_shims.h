@@ -2,7 +2,8 @@
 #define FM_IMAGE_SHIMS_H
 
 // Why this C target exists: libjpeg and libpng report fatal errors by calling an error callback that
-// must not return (longjmp), and print warnings to stderr by default. Swift cannot use setjmp, so every
+// must not return (longjmp), and print warnings to stderr by default. (libheif and libwebp return error values;
+// they live here too so that Swift sees one status-and-message convention and never a C library type.) Swift cannot use setjmp, so every
 // libjpeg/libpng call lives here behind setjmp, warnings are captured into a buffer, and each function
 // returns a status code plus a message. Nothing here prints, exits or aborts.
 
@@ -72,6 +73,42 @@ int64_t fm_monotonic_ns(void);
 /// Encodes RGB8 pixels to PNG. On success `*out` is malloc'ed; free with fm_free.
 fm_status fm_png_encode_rgb(const uint8_t *pixels, uint32_t width, uint32_t height,
                             uint8_t **out, size_t *out_size, fm_report *report);
+
+typedef struct {
+    uint32_t width;             // the primary image as displayed (rotation and mirroring applied)
+    uint32_t height;
+    uint32_t thumb_width;       // its largest thumbnail (0 when there is none), also as displayed
+    uint32_t thumb_height;
+    int has_alpha;
+    size_t exif_size;           // bytes of the first Exif metadata block (0 when none)
+} fm_heif_info;
+
+/// HEIC/HEIF through libheif (errors come back as heif_error values; libheif never exits). Header only.
+fm_status fm_heif_info_read(const uint8_t *data, size_t size, fm_heif_info *info, fm_report *report);
+
+/// Decodes the primary image, or its largest thumbnail when `use_thumbnail`, to RGB8 with its transformations
+/// applied (upright) into `out`, whose size must be the announced width * height * 3.
+fm_status fm_heif_decode_rgb(const uint8_t *data, size_t size, int use_thumbnail, uint8_t *out, size_t out_size,
+                             uint32_t *out_width, uint32_t *out_height, fm_report *report);
+
+/// Copies the primary image's first Exif block (a 4-byte big-endian offset, then TIFF data) into `out` of exactly
+/// `out_size` = `fm_heif_info.exif_size` bytes.
+fm_status fm_heif_exif(const uint8_t *data, size_t size, uint8_t *out, size_t out_size, fm_report *report);
+
+typedef struct {
+    uint32_t width;
+    uint32_t height;
+    int has_alpha;
+    int has_animation;
+} fm_webp_info;
+
+/// WebP through libwebp (status codes, no callbacks, nothing printed). Header only.
+fm_status fm_webp_info_read(const uint8_t *data, size_t size, fm_webp_info *info, fm_report *report);
+
+/// Decodes a still WebP to RGB8 at `width` x `height` (libwebp scales when that is smaller than the stored size)
+/// into `out` of exactly width * height * 3 bytes.
+fm_status fm_webp_decode_rgb(const uint8_t *data, size_t size, uint32_t width, uint32_t height, uint8_t *out, size_t out_size,
+                             fm_report *report);
 
 void fm_free(void *p);
 
