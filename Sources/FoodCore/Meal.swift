@@ -255,6 +255,16 @@ public struct Goals: Sendable, Codable, Equatable {
         case dailyKcal = "daily_kcal", proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g"
         case waterMl = "water_ml", targetWeightKg = "target_weight_kg"
     }
+
+    /// The one rule for "a day within the kcal goal" (stats, the HTML report and the diary all use it): within ±10 %
+    /// of the goal. Nil when no goal is set.
+    public func kcalWithinGoal(_ kcal: Double) -> Bool? {
+        guard let goal = dailyKcal, goal > 0 else { return nil }
+        return abs(kcal - goal) <= goal * Self.kcalGoalTolerance
+    }
+
+    /// ±10 %.
+    public static let kcalGoalTolerance = 0.1
 }
 
 public struct Achievement: Sendable, Codable, Equatable {

@@ -47,11 +47,22 @@ extension MealStore {
                 }
             }
             rec.updatedAt = Time.date(nowMs)
+            // The analysis text described the foods as recognised; once they are changed by hand it says so, so a
+            // reader never takes the old text for the meal's contents (replacing an earlier such line).
+            let analysisEdited = edits.contains { if case .analysis = $0 { true } else { false } }
+            if rec.foods != before.foods, !analysisEdited, let text = rec.analysis {
+                let original = text.components(separatedBy: Self.editedMarker).first ?? text
+                let now = rec.foods.map { "\($0.name.isEmpty ? $0.label : $0.name) \(Int($0.grams.rounded())) g" }.joined(separator: ", ")
+                rec.analysis = original + Self.editedMarker + "foods now \(now.isEmpty ? "none" : now) (\(Int(rec.totals.kcal.rounded())) kcal)."
+            }
             let out = Rows.derive(rec, from: before)
             try Rows.save(out, db)
             return out
         }
     }
+
+    /// Starts the line `edit` appends to a meal's analysis text when its foods were changed by hand.
+    static let editedMarker = "\n\nEdited by hand: "
 
     /// Logs a meal typed by hand (no photo): the type from `windows` unless given; title and tags derived.
     @discardableResult

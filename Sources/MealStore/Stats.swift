@@ -86,6 +86,10 @@ public struct StatsReport: Sendable, Codable, Equatable {
     public var currentStreak: Int
     /// The longest run of consecutive logged days up to the period's end.
     public var longestStreak: Int
+    /// When the current period is still running, the previous one is counted only up to this instant: as far into it
+    /// as now is into the current one (a half-finished day or week against the same span before it). Nil when the
+    /// current period is over.
+    public var previousComparedUntil: Date?
     /// Every day of the period, in order (future days included, with no data).
     public var days: [DaySummary]
 
@@ -104,6 +108,7 @@ public struct StatsReport: Sendable, Codable, Equatable {
         case range, current, previous, days
         case changePct = "change_pct", macroSplit = "macro_split", goalAttainment = "goal_attainment"
         case currentStreak = "current_streak", longestStreak = "longest_streak"
+        case previousComparedUntil = "previous_compared_until"
     }
 }
 
@@ -176,10 +181,11 @@ public enum Stats {
         return ((now - before) / before * 1000).rounded() / 10
     }
 
-    /// Days with data whose kcal are within ±10 % of the goal.
+    /// Days with data whose kcal are within the goal (`Goals.kcalWithinGoal`: ±10 %).
     public static func goalAttainment(_ days: [DaySummary], goalKcal: Double) -> GoalAttainment {
         let logged = days.filter(\.logged)
-        let within = logged.filter { abs($0.totals.kcal - goalKcal) <= goalKcal * 0.1 }.count
+        let goals = Goals(dailyKcal: goalKcal)
+        let within = logged.filter { goals.kcalWithinGoal($0.totals.kcal) == true }.count
         return GoalAttainment(goalKcal: goalKcal, daysWithinGoal: within, daysWithData: logged.count,
                               percent: logged.isEmpty ? 0 : (Double(within) / Double(logged.count) * 1000).rounded() / 10)
     }
@@ -202,13 +208,21 @@ public enum Stats {
     }
 
     /// The whole report for the period of `range` that contains `day`. `meals` and `water` must cover the
-    /// current and the previous period; `loggedDays` is every day with a meal (for the streaks).
+    /// current and the previous period; `loggedDays` is every day with a meal (for the streaks). With `now` inside the
+    /// current period, the previous period counts only the same span (`previousComparedUntil`).
     public static func report(range: StatsRange, day: LocalDay, today: LocalDay, meals: [MealRecord], water: [WaterLog],
-                              loggedDays: Set<LocalDay>, goals: Goals, timeZone: TimeZone) -> StatsReport {
+                              loggedDays: Set<LocalDay>, goals: Goals, timeZone: TimeZone, now: Date? = nil) -> StatsReport {
         let (s, e) = period(range, containing: day)
         let (ps, pe) = previousPeriod(range, containing: day)
         let cur = days(from: s, to: e, meals: meals, water: water, timeZone: timeZone)
-        let prev = days(from: ps, to: pe, meals: meals, water: water, timeZone: timeZone)
+        var cutoff: Date?
+        if let now, now >= s.start(in: timeZone), now < e.adding(days: 1).start(in: timeZone) {
+            cutoff = min(ps.start(in: timeZone).addingTimeInterval(now.timeIntervalSince(s.start(in: timeZone))),
+                         pe.adding(days: 1).start(in: timeZone))
+        }
+        let prevEnd = cutoff.map { min(pe, LocalDay($0.addingTimeInterval(-0.001), timeZone: timeZone)) } ?? pe
+        let prev = days(from: ps, to: max(ps, prevEnd), meals: cutoff.map { c in meals.filter { $0.time < c } } ?? meals,
+                        water: cutoff.map { c in water.filter { $0.time < c } } ?? water, timeZone: timeZone)
         let ct = totals(cur, today: today), pt = totals(prev, today: today)
         // Changes from the unrounded averages, so a rounded average does not shift the percentage.
         func average(_ d: [DaySummary]) -> Macros {
@@ -225,7 +239,7 @@ public enum Stats {
         let st = streaks(loggedDays: loggedDays, today: streakDay)
         return StatsReport(range: range, current: ct, previous: pt, changePct: change, macroSplit: macroSplit(ct.totals),
                            goalAttainment: goals.dailyKcal.map { goalAttainment(cur, goalKcal: $0) },
-                           currentStreak: st.current, longestStreak: st.longest, days: cur)
+                           currentStreak: st.current, longestStreak: st.longest, previousComparedUntil: cutoff, days: cur)
     }
 }
 

@@ -163,9 +163,10 @@ public enum HTMLReport {
         }
         stat("kcal in total", number(total.kcal))
         stat("kcal per logged day", number(average))
-        if let goal = goals?.dailyKcal, goal > 0 {
-            let met = logged.filter { $0.totals.kcal <= goal }.count
-            stat("days within \(number(goal)) kcal", "\(met) of \(logged.count)")
+        if let goals, let goal = goals.dailyKcal, goal > 0 {
+            // The same rule as `foodmoment stats`.
+            let met = logged.filter { goals.kcalWithinGoal($0.totals.kcal) == true }.count
+            stat("days within ±10 % of \(number(goal)) kcal", "\(met) of \(logged.count)")
         }
         stat("protein · carbs · fat (g)", "\(number(total.proteinG)) · \(number(total.carbsG)) · \(number(total.fatG))")
         h.raw("</div>\n")

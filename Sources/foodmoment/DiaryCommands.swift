@@ -103,7 +103,7 @@ struct StatsCommand: AsyncParsableCommand {
         commandName: "stats",
         abstract: "Totals, averages, change vs the previous period, macro split, goal attainment, streaks and a check-in grid.",
         discussion: """
-        Weeks start on Monday; days are local (TZ, else the machine's zone). Averages are per day with data and per elapsed day; the change compares the average per day with data against the previous period.
+        Weeks start on Monday; days are local (TZ, else the machine's zone). Averages are per day with data and per elapsed day; the change compares the average per day with data against the previous period — while the period is still running, against the same span of the previous one (Wednesday 14:00 of this week against Monday to Wednesday 14:00 of last week). A day is within the kcal goal when it is within ±10 % of it (the HTML report uses the same rule).
 
         Examples:
           foodmoment stats                          this week
@@ -133,7 +133,7 @@ struct StatsCommand: AsyncParsableCommand {
             (try s.meals(from: from, to: to), try s.waterLogs(from: from, to: to), try s.loggedDays(timeZone: zone), try s.goals())
         }
         let report = Stats.report(range: r, day: day, today: LocalDates.today, meals: meals, water: water, loggedDays: logged,
-                                  goals: goals, timeZone: zone)
+                                  goals: goals, timeZone: zone, now: Date())
         if json { try printDiaryJSON(report); return }
         print(StatsText.render(report, goals: goals, today: LocalDates.today), terminator: "")
     }
@@ -155,6 +155,9 @@ enum StatsText {
         }
         out += "\n\n"
         out += "                 total   per logged day   per day   vs previous \(r.range.rawValue)\n"
+        if let until = r.previousComparedUntil {
+            out += "  (this \(r.range.rawValue) so far against the previous one until \(LocalDay(until, timeZone: LocalDates.zone)) \(LocalDates.hhmm(until)))\n"
+        }
         let rows: [(String, KeyPath<Macros, Double>, Double?, Bool)] = [
             ("kcal", \.kcal, r.changePct.kcal, true), ("protein g", \.proteinG, r.changePct.proteinG, false),
             ("carbs g", \.carbsG, r.changePct.carbsG, false), ("fat g", \.fatG, r.changePct.fatG, false),

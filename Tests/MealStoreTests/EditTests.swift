@@ -39,6 +39,22 @@ struct EditTests {
         #expect(e.title == "Chicken & Yogurt")
     }
 
+    /// The recognition text does not outlive a hand edit of the foods: one "Edited by hand" line says what the meal
+    /// holds now (replaced, not stacked, by later edits); edits that leave the foods alone leave the text alone.
+    @Test func analysisTextSaysWhenFoodsWereEditedByHand() throws {
+        let t = try TempStore()
+        defer { t.cleanup() }
+        let s = t.store
+        let out = try s.log(photoMeal("a", at("2026-11-22", "12:00"), [food("Rice", grams: 100, kcal: 130, protein: 2.7, carbs: 28, fat: 0.3)],
+                                      analysis: "On-device recognition: rice 0.91"))
+        var e = try s.edit(mealID: out.mealID, [.title("Lunch at work")])
+        #expect(e.analysis == "On-device recognition: rice 0.91")
+        e = try s.edit(mealID: out.mealID, [.grams(index: 0, grams: 200)])
+        #expect(e.analysis == "On-device recognition: rice 0.91\n\nEdited by hand: foods now Rice 200 g (260 kcal).")
+        e = try s.edit(mealID: out.mealID, [.addFood(food("Dal", grams: 100, kcal: 116, protein: 9, carbs: 20, fat: 0.4))])
+        #expect(e.analysis == "On-device recognition: rice 0.91\n\nEdited by hand: foods now Rice 200 g, Dal 100 g (376 kcal).")
+    }
+
     @Test func badEditsChangeNothingAndSayWhy() throws {
         let t = try TempStore()
         defer { t.cleanup() }

@@ -72,6 +72,33 @@ struct StatsTests {
         #expect(r.currentStreak == 2)
     }
 
+    /// A period still running is compared with the same span of the previous one: Monday 18:00 of this week against
+    /// last week until Monday 18:00 (its Friday meal does not count yet).
+    @Test func aRunningPeriodIsComparedWithTheSameSpanBefore() {
+        let meals = [
+            meal("2026-11-09", "12:00", kcal: 500, p: 0, c: 0, f: 0),
+            meal("2026-11-09", "20:00", kcal: 300, p: 0, c: 0, f: 0),  // after 18:00: not in the compared span
+            meal("2026-11-13", "12:00", kcal: 900, p: 0, c: 0, f: 0),
+            meal("2026-11-16", "12:00", kcal: 600, p: 0, c: 0, f: 0),
+        ]
+        let logged = Set(meals.map { LocalDay($0.time, timeZone: berlin) })
+        let now = at("2026-11-16", "18:00")
+        let r = Stats.report(range: .week, day: day("2026-11-16"), today: day("2026-11-16"), meals: meals, water: [],
+                             loggedDays: logged, goals: Goals(), timeZone: berlin, now: now)
+        #expect(r.previousComparedUntil == at("2026-11-09", "18:00"))
+        #expect(r.previous.daysWithData == 1 && r.previous.totals.kcal == 500 && r.previous.end == day("2026-11-09"))
+        #expect(r.changePct.kcal == 20)  // 600 against 500
+        // A finished week is compared whole: (500 + 300 + 900) / 2 days = 850 per logged day.
+        let whole = Stats.report(range: .week, day: day("2026-11-16"), today: day("2026-11-23"), meals: meals, water: [],
+                                 loggedDays: logged, goals: Goals(), timeZone: berlin, now: at("2026-11-23", "10:00"))
+        #expect(whole.previousComparedUntil == nil && whole.previous.averagePerLoggedDay.kcal == 850)
+        // Today so far against yesterday until the same time.
+        let dayReport = Stats.report(range: .day, day: day("2026-11-10"), today: day("2026-11-10"),
+                                     meals: meals + [meal("2026-11-10", "09:00", kcal: 400, p: 0, c: 0, f: 0)], water: [],
+                                     loggedDays: logged, goals: Goals(), timeZone: berlin, now: at("2026-11-10", "13:00"))
+        #expect(dayReport.previous.totals.kcal == 500 && dayReport.changePct.kcal == -20)
+    }
+
     @Test func streaks() {
         let base = day("2026-11-01")
         let set = Set([0, 1, 2, 4, 5, 7].map { base.adding(days: $0) })

@@ -90,6 +90,17 @@ struct HTMLReportTests {
         #expect(html.contains(">2035</span><span class=\"l\">kcal in total"))   // the whole week, by hand: 610 + 1200 + 225
     }
 
+    /// The report counts goal days with the rule `stats` uses (±10 % of the goal), not its own: none of 610, 1200 and
+    /// 225 kcal is within 900…1100 (the old "at most the goal" rule said 2 of 3 where stats said 0 of 3).
+    @Test func goalDaysFollowTheStatsRule() {
+        let html = HTMLReport.render(Self.model)
+        let goals = Goals(dailyKcal: 1000)
+        let logged = HTMLReport.days(Self.model).filter { !$0.meals.isEmpty }
+        let met = logged.filter { goals.kcalWithinGoal($0.totals.kcal) == true }.count
+        #expect(met == 0 && logged.count == 3)
+        #expect(html.contains(">0 of 3</span><span class=\"l\">days within ±10 % of 1000 kcal"), "\(html)")
+    }
+
     @Test func noExternalURLsAnywhere() throws {
         let html = HTMLReport.render(Self.model)
         #expect(!html.contains("<script"))
