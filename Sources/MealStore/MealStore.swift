@@ -9,15 +9,33 @@ public final class MealStore: Sendable {
     public let path: String
     /// The zone that decides local days for achievements and stats defaults.
     public let timeZone: TimeZone
-    let pool: DatabasePool
+    let pool: any DatabaseWriter
     let now: @Sendable () -> Date
+    /// Opened for viewing only: every write fails with `MealStoreError.readOnly`.
+    public let isReadOnly: Bool
+    /// The temporary folder of a read-only snapshot copy, removed with the store.
+    private let snapshotFolder: String?
 
-    /// Opens (creating the folders and the file when needed) and migrates the store at `path`.
-    public init(path: String, now: @escaping @Sendable () -> Date = Date.init, timeZone: TimeZone = .current) throws {
+    deinit { if let snapshotFolder { try? FileManager.default.removeItem(atPath: snapshotFolder) } }
+
+    /// Opens (creating the folders and the file when needed) and migrates the store at `path`. An existing store the
+    /// process cannot write (or `readOnly`) is opened for viewing only, without migrating; when SQLite cannot even
+    /// open it in place (a read-only folder without the WAL's index file), a snapshot copy is opened instead.
+    public init(path: String, now: @escaping @Sendable () -> Date = Date.init, timeZone: TimeZone = .current,
+                readOnly: Bool = false) throws {
         self.path = path
         self.now = now
         self.timeZone = timeZone
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let exists = FileManager.default.fileExists(atPath: path)
+        if readOnly || (exists && (access(path, W_OK) != 0 || access(folder, W_OK) != 0)) {
+            guard exists else { throw MealStoreError.cannotOpen(path: path, reason: "no such file (nothing to view read-only)") }
+            isReadOnly = true
+            (pool, snapshotFolder) = try Self.openReadOnly(path: path)
+            return
+        }
+        isReadOnly = false
+        snapshotFolder = nil
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
@@ -32,12 +50,40 @@ public final class MealStore: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         do {
-            pool = try DatabasePool(path: path, configuration: config)
-            try Schema.migrator.migrate(pool)
+            let writable = try DatabasePool(path: path, configuration: config)
+            try Schema.migrator.migrate(writable)
+            pool = writable
         } catch let error as DatabaseError {
             throw MealStoreError.cannotOpen(path: path, reason: error.message ?? error.description)
         } catch {
             throw MealStoreError.cannotOpen(path: path, reason: "\(error)")
+        }
+    }
+
+    private static func openReadOnly(path: String) throws -> (any DatabaseWriter, String?) {
+        var config = Configuration()
+        config.readonly = true
+        config.busyMode = .timeout(10)
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: config)
+            _ = try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM meals") }
+            return (queue, nil)
+        } catch {
+            // SQLite opens a WAL database read-only only where it can find or create its -shm file.
+            let copy = FileManager.default.temporaryDirectory.appendingPathComponent("foodmoment-readonly-\(UUID().uuidString)").path
+            do {
+                try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+                for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
+                    try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + "/meals.sqlite" + suffix)
+                }
+                let queue = try DatabaseQueue(path: copy + "/meals.sqlite", configuration: config)
+                _ = try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM meals") }
+                return (queue, copy)
+            } catch let e as DatabaseError {
+                throw MealStoreError.cannotOpen(path: path, reason: "read-only: " + (e.message ?? e.description))
+            } catch {
+                throw MealStoreError.cannotOpen(path: path, reason: "read-only: \(error)")
+            }
         }
     }
 
@@ -49,6 +95,7 @@ public final class MealStore: Sendable {
     // MARK: - Transactions with errors that name the operation
 
     func write<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
+        if isReadOnly { throw MealStoreError.readOnly(path: path, operation: operation) }
         do { return try pool.write(body) } catch let e as DatabaseError {
             throw MealStoreError.database(operation: operation, message: e.message ?? e.description)
         }

@@ -14,6 +14,8 @@ public enum MealStoreError: Error, Equatable, CustomStringConvertible, Sendable 
     case invalidValue(field: String, value: String, expected: String)
     /// An export file that is not ours or is of a newer schema.
     case badExport(reason: String)
+    /// A change was asked of a store opened read-only (a file the user cannot write, or `--read-only`).
+    case readOnly(path: String, operation: String)
 
     public var description: String {
         switch self {
@@ -31,6 +33,9 @@ public enum MealStoreError: Error, Equatable, CustomStringConvertible, Sendable 
             "invalid \(field) \(value): expected \(expected)"
         case let .badExport(reason):
             "not a foodmoment export: \(reason)"
+        case let .readOnly(path, operation):
+            "cannot \(operation): the meal store \(path) is open read-only (viewing works: diary, meal list, stats, export; "
+                + "to change it, make the file and its folder writable, or copy it and use --db COPY)"
         }
     }
 }

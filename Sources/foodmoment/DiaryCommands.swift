@@ -565,7 +565,8 @@ struct AchievementsCommand: AsyncParsableCommand {
 
     func run() async throws {
         let s = try store.open()
-        _ = try storeCall { try s.updateAchievements() }
+        // A read-only diary shows what was unlocked when it was last written.
+        if !s.isReadOnly { _ = try storeCall { try s.updateAchievements() } }
         let all = try storeCall { try s.achievements() }
         if json { try printDiaryJSON(all); return }
         if all.isEmpty { print("none yet: log a meal to unlock the first one"); return }

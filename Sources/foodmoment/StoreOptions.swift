@@ -13,12 +13,15 @@ struct StoreOptions: ParsableArguments {
         valueName: "path"))
     var path: String?
 
+    @Flag(name: .customLong("read-only"), help: "Open the meal store for viewing only (a store you cannot write opens this way by itself).")
+    var readOnly = false
+
     var resolvedPath: String {
         path ?? MealStore.defaultPath(dataDirectory: ResourceLocator.userDataDirectory())
     }
 
     func open() throws -> MealStore {
-        do { return try MealStore(path: resolvedPath) } catch {
+        do { return try MealStore(path: resolvedPath, readOnly: readOnly) } catch {
             printError("\(error)")
             throw Exit.failed
         }

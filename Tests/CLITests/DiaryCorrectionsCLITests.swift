@@ -50,3 +50,27 @@ struct DiaryCorrectionsCLITests {
         #expect(try foodmoment("nutrition", "banana", "--grams", "1e9", "--force").status == 0)
     }
 }
+
+@Suite("a read-only diary (the real binary)")
+struct ReadOnlyDiaryCLITests {
+    /// Viewing works and changes nothing; a change is refused with what to do. (Tests run as root, for whom file
+    /// permissions do not apply, so `--read-only` stands in for a file the user cannot write: the same code path.)
+    @Test func aReadOnlyDiaryCanStillBeViewed() throws {
+        let dir = TestPaths.makeTempDirectory("readonly")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try diaryCLI(dir, "meal", "add", "--time", "2026-11-24 12:30", "--food", "banana=118").status == 0)
+        #expect(try diaryCLI(dir, "water", "add", "250", "--time", "2026-11-24 13:00").status == 0)
+        let before = TestPaths.read(dir + "/meals.sqlite")
+        for args in [["diary", "--date", "2026-11-24"], ["meal", "list"], ["stats", "--date", "2026-11-24"],
+                     ["export"], ["achievements"], ["water", "list", "--date", "2026-11-24"]] {
+            let r = try runProcess(foodmomentBinary, args + ["--db", dir + "/meals.sqlite", "--read-only"],
+                                   environment: ["FOODMOMENT_HOME": dir + "/home", "TZ": "UTC", "PATH": "/usr/bin:/bin"])
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+            #expect(!r.stdout.isEmpty, "\(args) printed nothing")
+        }
+        let refused = try runProcess(foodmomentBinary, ["water", "add", "250", "--db", dir + "/meals.sqlite", "--read-only"],
+                                     environment: ["FOODMOMENT_HOME": dir + "/home", "TZ": "UTC"])
+        #expect(refused.status == 1 && refused.stderr.contains("read-only") && refused.stderr.contains("--db COPY"), "\(refused.stderr)")
+        #expect(TestPaths.read(dir + "/meals.sqlite") == before, "viewing changed the file")
+    }
+}
