@@ -24,10 +24,15 @@ public struct SearchResult: Sendable, Codable, Equatable {
 }
 
 extension NutritionDatabase {
-    /// Searches foods and products, best first: label > exact > prefix > token > fuzzy; within a tier USDA
-    /// foods before branded products, label foods first, then shorter names. `prefix: true` is the
-    /// autocomplete mode (the last word may be incomplete). Chinese queries go through label names and
-    /// aliases, then the Open Food Facts taxonomy (zh → en).
+    /// Searches foods and products, best first: a recognition label's food; then generic (USDA) foods that answer
+    /// the query (its words as the name's start, or the name's head word — "Yogurt, Greek, plain" for "greek yogurt",
+    /// "Fish, salmon, raw" for "salmon" — among the query's words); then branded products; then other generic foods
+    /// that only contain the words ("Soft drink, cola" for "coca cola"); typo matches last. Within each: names without
+    /// a processed-form word the query did not ask for ("chicken breast, roasted" before "chicken breast, roll"); then
+    /// exact > prefix > token; names with a plain preparation word (raw, cooked, roasted, brewed, NFS, …); label foods;
+    /// shorter names. British spellings are read as the tables' American ones ("yoghurt", "aubergine", "courgette").
+    /// `prefix: true` is the autocomplete mode (the last word may be incomplete). Chinese queries go through label
+    /// names and aliases, then the Open Food Facts taxonomy (zh → en).
     public func search(_ query: String, limit: Int = 10, prefix: Bool = false) -> [SearchResult] {
         guard limit > 0 else { return [] }
         if Text.containsHan(query) { return searchChinese(query, limit: limit, prefix: prefix) }
@@ -39,7 +44,7 @@ extension NutritionDatabase {
     private struct Candidate { var entry: Int; var tier: Int; var generic: Bool; var labelFood: Bool; var keyLength: Int }
 
     func searchEnglish(_ query: String, limit: Int, prefix: Bool) -> [SearchResult] {
-        let qTokens = Text.tokens(query).map(Text.stem)
+        let qTokens = Text.tokens(query).map(Text.stem).map { Self.spellingVariants[$0] ?? $0 }
         guard !qTokens.isEmpty else { return [] }
         let qKey = Array(qTokens.joined(separator: " ").utf8)
         let qWords = qTokens.map { Array($0.utf8) }
@@ -115,15 +120,82 @@ extension NutritionDatabase {
                 } else if key.count > qKey.count, key.prefix(qKey.count).elementsEqual(qKey), key[qKey.count] == 32 {
                     tier = 2
                 }
-                // Sort key: tier, USDA before products, label foods first, shorter names, entry.
-                let packedKey = UInt64(tier) << 60 | UInt64(isFood ? 0 : 1) << 59 | UInt64(labelFoodEntries.contains(e) ? 0 : 1) << 58
-                    | UInt64(min(r.count, 0xFFFF)) << 32 | UInt64(e)
+                // Group: generic foods that answer the query, products, generic foods that only contain its words,
+                // typo matches. The tier stays in the top bits (the caller reads it back); the order is group, tier,
+                // no unasked processed form, a plain preparation, label foods, shorter names, entry.
+                let words = Self.words(key)
+                var headWords = Self.words(UnsafeRawBufferPointer(rebasing: key.prefix(head)))
+                // "Fish, salmon, …": the food is the word after a category head.
+                if headWords.count == 1, Self.categoryHeads.contains(where: { $0.elementsEqual(headWords[0]) }), words.count > 1 {
+                    headWords.append(words[1])
+                }
+                func unasked(_ w: Slice<UnsafeRawBufferPointer>) -> Bool {
+                    Self.processedFormBytes.contains { $0.elementsEqual(w) } && !qWords.contains { $0.elementsEqual(w) }
+                }
+                // A dish named after the food ("Nutella sandwich on white bread", "Tuna salad") does not answer it.
+                let answers = !headWords.contains(where: unasked)
+                    && (tier <= 2 || headWords.contains { h in qWords.contains { $0.elementsEqual(h) } })
+                let group: UInt64 = tier >= 4 ? 3 : !isFood ? 1 : answers ? 0 : 2
+                let processed = isFood && words.contains(where: unasked)
+                let plain = words.contains { w in Self.plainFormBytes.contains { $0.elementsEqual(w) } }
+                let packedKey = UInt64(tier) << 60 | group << 56 | UInt64(processed ? 1 : 0) << 55 | UInt64(plain ? 0 : 1) << 54
+                    | UInt64(labelFoodEntries.contains(e) ? 0 : 1) << 52 | UInt64(min(r.count, 0xFFFF)) << 32 | UInt64(e)
                 candidates.append(packedKey)
             }
         }
-        candidates.sort()
+        // The group, then an unasked processed form, then the packed key (tier in the top bits, then the rest).
+        candidates.sort { a, b in
+            let ga = (a >> 55) & 0x7, gb = (b >> 55) & 0x7
+            return ga != gb ? ga < gb : a < b
+        }
         return candidates
     }
+
+    /// The space-separated words of a packed key.
+    static func words(_ key: UnsafeRawBufferPointer) -> [Slice<UnsafeRawBufferPointer>] {
+        key.split(separator: 32)
+    }
+
+    /// British spellings (stemmed, as `Text.stem` leaves them) read as the American ones the USDA tables use.
+    static let spellingVariants: [String: String] = [
+        "yoghurt": "yogurt", "yoghourt": "yogurt", "aubergine": "eggplant", "courgette": "zucchini", "chilli": "chili",
+        "chillie": "chili", "beetroot": "beet", "porridge": "oatmeal", "prawn": "shrimp", "rocket": "arugula",
+        "sweetcorn": "corn", "mangetout": "snowpea", "flavour": "flavor", "colour": "color", "fibre": "fiber",
+    ]
+
+    /// Words that mark a processed or unusual form of a food ("Chicken breast, roll", "Egg, dried"); a name with one
+    /// the query did not ask for ranks after the plain ones of its tier.
+    static let processedForms: Set<String> = [
+        "roll", "loaf", "deli", "luncheon", "lunchmeat", "nugget", "patty", "breaded", "battered", "canned", "dried",
+        "dehydrated", "powder", "powdered", "imitation", "substitute", "babyfood", "baby", "infant", "toddler",
+        "formula", "frozen", "mix", "flavored", "sweetened", "fat-free", "nonfat", "reduced", "light", "diet",
+        "creamed", "deviled", "pickled", "smoked", "cured", "malted", "condensed", "evaporated", "free", "sliced",
+        "sauce", "gravy", "sandwich", "coated", "meatless", "pre", "salad", "ground", "chocolate", "iced", "feet", "liver",
+        "gizzard", "giblets", "heart", "neck", "and",
+    ]
+
+    /// Everyday foods whose Chinese name the Open Food Facts taxonomy lacks (花生酱 is only found through 花生,
+    /// peanuts) or maps to something less common; read before the taxonomy.
+    static let everydayChinese: [String: String] = [
+        "花生酱": "peanut butter", "鸡胸肉": "chicken breast", "鸡胸": "chicken breast", "面条": "noodles", "燕麦": "oatmeal",
+        "燕麦片": "oatmeal", "全麦面包": "whole wheat bread", "橄榄油": "olive oil", "金枪鱼": "tuna", "豆浆": "soymilk",
+        "绿茶": "green tea", "红茶": "black tea", "白糖": "sugar", "黄油": "butter", "奶酪": "cheese", "芝士": "cheese",
+        "鸡腿": "chicken drumstick", "糙米": "brown rice", "红薯": "sweet potato", "地瓜": "sweet potato", "牛油果": "avocado",
+        "西兰花": "broccoli", "胡萝卜": "carrot", "黄瓜": "cucumber", "菠菜": "spinach", "橙汁": "orange juice",
+        "可乐": "soft drink cola", "白米饭": "rice white cooked",
+    ]
+
+    /// Heads that name a category, not the food ("Fish, salmon, raw").
+    static let categoryHeads: [[UInt8]] = ["fish", "crustacean", "mollusk"].map { Array($0.utf8) }
+
+    /// Words of the plain, everyday preparation of a food ("Coffee, brewed" before "Coffee, Cuban").
+    static let plainForms: Set<String> = [
+        "raw", "plain", "cooked", "roasted", "baked", "boiled", "grilled", "broiled", "steamed", "brewed", "nfs", "fresh",
+        "whole",
+    ]
+
+    private static let processedFormBytes: [[UInt8]] = processedForms.map { Array(Text.stem($0).utf8) }
+    private static let plainFormBytes: [[UInt8]] = plainForms.map { Array(Text.stem($0).utf8) }
     /// True when `haystack` contains the byte sequence `needle`.
     static func bytes(_ haystack: UnsafeRawBufferPointer, contain needle: [UInt8]) -> Bool {
         guard !needle.isEmpty else { return true }
@@ -277,11 +349,20 @@ extension NutritionDatabase {
             }
         }
         labelHits.sort { ($0.rank, $0.len, $0.label) < ($1.rank, $1.len, $1.label) }
-        for h in labelHits {
-            if let f = food(id: labels[h.label]!.food) {
-                push(f, h.rank == 0 ? .label : (h.rank == 1 ? .prefix : .token), "\(h.term) → label \(h.label)")
+        func pushLabels(_ ranks: ClosedRange<Int>) {
+            for h in labelHits where ranks.contains(h.rank) {
+                if let f = food(id: labels[h.label]!.food) {
+                    push(f, h.rank == 0 ? .label : (h.rank == 1 ? .prefix : .token), "\(h.term) → label \(h.label)")
+                }
             }
         }
+        // The everyday foods the taxonomy lacks or names oddly first (面条 is noodles, not only ramen); then exact
+        // label names; labels that merely contain the query ("鞑靼牛肉" for "牛肉") come after an exact dictionary
+        // translation (牛肉 → Beef).
+        if let english = Self.everydayChinese[q] {
+            for h in searchEnglish(english, limit: limit, prefix: false) { push(h.food, h.match, "\(q) → \(english)") }
+        }
+        pushLabels(0...0)
         // 2. OFF taxonomy: zh → English name, then an English search (dropping leading words if needed).
         var terms: [(rank: Int, len: Int, zh: String, en: String)] = []
         let zhSec = sections[Format.Section.zhPairs.rawValue]
@@ -302,19 +383,23 @@ extension NutritionDatabase {
             }
         }
         terms.sort { ($0.rank, $0.len, $0.zh, $0.en) < ($1.rank, $1.len, $1.zh, $1.en) }
-        for t in terms.prefix(4) where results.count < limit {
-            let words = Text.tokens(t.en)
-            let full = searchEnglish(words.joined(separator: " "), limit: limit, prefix: false)
-            var hits: [(tier: Int, generic: Bool, order: Int, hit: SearchResult)] = full.enumerated().map { ($1.match.rank, $1.food.source.isGeneric, $0, $1) }
-            // English heads come last ("cow s milk" -> "milk"): try the head noun when no USDA food matched.
-            if words.count > 1, let last = words.last, !full.contains(where: { $0.food.source.isGeneric && $0.match <= .prefix }) {
-                for (k, h) in searchEnglish(last, limit: limit, prefix: false).enumerated() {
-                    hits.append((h.match.rank, h.food.source.isGeneric, 1000 + k, h))
+        func pushTerms(_ chosen: ArraySlice<(rank: Int, len: Int, zh: String, en: String)>) {
+            for t in chosen where results.count < limit {
+                let words = Text.tokens(t.en)
+                // In the English search's own order (generic foods that answer it first).
+                var hits = searchEnglish(words.joined(separator: " "), limit: limit, prefix: false)
+                // English heads come last ("cow s milk" -> "milk"): try the head noun when no USDA food matched.
+                if words.count > 1, let last = words.last, !hits.contains(where: { $0.food.source.isGeneric && $0.match <= .prefix }) {
+                    let head = searchEnglish(last, limit: limit, prefix: false)
+                    hits = hits.filter { $0.food.source.isGeneric } + head + hits.filter { !$0.food.source.isGeneric }
                 }
+                for h in hits { push(h.food, t.rank == 0 ? h.match : max(h.match, .token), "\(t.zh) → \(t.en)") }
             }
-            hits.sort { ($0.tier, $0.generic ? 0 : 1, $0.order) < ($1.tier, $1.generic ? 0 : 1, $1.order) }
-            for h in hits { push(h.hit.food, t.rank == 0 ? h.hit.match : max(h.hit.match, .token), "\(t.zh) → \(t.en)") }
         }
+        let chosen = terms.prefix(4)
+        pushTerms(chosen.filter { $0.rank == 0 }[...])
+        pushLabels(1...2)
+        pushTerms(chosen.filter { $0.rank != 0 }[...])
         // 3. Products or foods whose own names contain the Chinese text.
         if results.count < limit {
             for h in searchEnglish(q, limit: limit, prefix: prefix) { push(h.food, h.match, "name") }
