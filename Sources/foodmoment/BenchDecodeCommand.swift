@@ -7,10 +7,11 @@ import FoodTraining
 struct BenchDecodeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-decode",
-        abstract: "Benchmark JPEG/PNG decoding: full size vs DCT-scaled to the model's input size.",
+        abstract: "Benchmark photo decoding: full size vs scaled to the model's input size.",
         discussion: """
-        Each file is read once, then decoded --runs times at full size and --runs times at the smallest \
-        libjpeg scale whose shorter side is still >= --min-short-side, interleaved, after a warm-up. \
+        Each file is read once, then decoded --runs times at full size and --runs times scaled, interleaved, \
+        after a warm-up: JPEG at the smallest libjpeg DCT scale whose shorter side is still >= --min-short-side, \
+        WebP scaled by libwebp to the same size, HEIC from its embedded thumbnail when that is large enough. \
         Prints p50/p95 and the scaled/full ratio, plus the peak RSS of the process.
 
         Examples:
