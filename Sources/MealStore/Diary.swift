@@ -108,14 +108,27 @@ extension MealStore {
         return log
     }
 
+    /// The water log with this id (or unique prefix of 6+ characters), nil when none matches.
+    public func waterLog(id: String) throws -> WaterLog? {
+        try read("read water \(id)") { db in
+            try Self.logRow(id, table: "water", column: "ml", db).map { WaterLog(id: $0.id, time: $0.time, milliliters: $0.value) }
+        }
+    }
+
+    /// The row of a water or weight log (the two tables share their shape: id, time_ms and one value).
+    static func logRow(_ id: String, table: String, column: String, _ db: Database) throws -> (id: String, time: Date, value: Double)? {
+        guard let full = try Rows.resolve(id, table: table, db),
+              let row = try Row.fetchOne(db, sql: "SELECT * FROM \(table) WHERE id = ?", arguments: [full]) else { return nil }
+        return (full, Time.date(row["time_ms"]), row[column])
+    }
+
     /// Deletes the water log with this id (or unique prefix of 6+ characters); the deleted log, nil when none matches.
     @discardableResult
     public func deleteWater(id: String) throws -> WaterLog? {
         try write("delete water \(id)") { db in
-            guard let full = try Rows.resolve(id, table: "water", db),
-                  let row = try Row.fetchOne(db, sql: "SELECT * FROM water WHERE id = ?", arguments: [full]) else { return nil }
-            try db.execute(sql: "DELETE FROM water WHERE id = ?", arguments: [full])
-            return WaterLog(id: full, time: Time.date(row["time_ms"]), milliliters: row["ml"])
+            guard let row = try Self.logRow(id, table: "water", column: "ml", db) else { return nil }
+            try db.execute(sql: "DELETE FROM water WHERE id = ?", arguments: [row.id])
+            return WaterLog(id: row.id, time: row.time, milliliters: row.value)
         }
     }
 
@@ -125,11 +138,9 @@ extension MealStore {
             throw MealStoreError.invalidValue(field: "water", value: "\(milliliters) ml", expected: "1 to 10000 ml")
         }
         return try write("edit water \(id)") { db in
-            guard let full = try Rows.resolve(id, table: "water", db),
-                  let row = try Row.fetchOne(db, sql: "SELECT * FROM water WHERE id = ?", arguments: [full]) else { return nil }
-            let log = WaterLog(id: full, time: time.map { Time.date(Time.ms($0)) } ?? Time.date(row["time_ms"]),
-                               milliliters: milliliters ?? row["ml"])
-            try db.execute(sql: "UPDATE water SET time_ms = ?, ml = ? WHERE id = ?", arguments: [Time.ms(log.time), log.milliliters, full])
+            guard let row = try Self.logRow(id, table: "water", column: "ml", db) else { return nil }
+            let log = WaterLog(id: row.id, time: time.map { Time.date(Time.ms($0)) } ?? row.time, milliliters: milliliters ?? row.value)
+            try db.execute(sql: "UPDATE water SET time_ms = ?, ml = ? WHERE id = ?", arguments: [Time.ms(log.time), log.milliliters, row.id])
             return log
         }
     }
@@ -153,14 +164,20 @@ extension MealStore {
         return log
     }
 
+    /// The weight log with this id (or unique prefix of 6+ characters), nil when none matches.
+    public func weightLog(id: String) throws -> WeightLog? {
+        try read("read weight \(id)") { db in
+            try Self.logRow(id, table: "weight", column: "kg", db).map { WeightLog(id: $0.id, time: $0.time, kilograms: $0.value) }
+        }
+    }
+
     /// Deletes the weight log with this id (or unique prefix of 6+ characters); the deleted log, nil when none matches.
     @discardableResult
     public func deleteWeight(id: String) throws -> WeightLog? {
         try write("delete weight \(id)") { db in
-            guard let full = try Rows.resolve(id, table: "weight", db),
-                  let row = try Row.fetchOne(db, sql: "SELECT * FROM weight WHERE id = ?", arguments: [full]) else { return nil }
-            try db.execute(sql: "DELETE FROM weight WHERE id = ?", arguments: [full])
-            return WeightLog(id: full, time: Time.date(row["time_ms"]), kilograms: row["kg"])
+            guard let row = try Self.logRow(id, table: "weight", column: "kg", db) else { return nil }
+            try db.execute(sql: "DELETE FROM weight WHERE id = ?", arguments: [row.id])
+            return WeightLog(id: row.id, time: row.time, kilograms: row.value)
         }
     }
 
@@ -170,11 +187,9 @@ extension MealStore {
             throw MealStoreError.invalidValue(field: "weight", value: "\(kilograms) kg", expected: "2 to 500 kg")
         }
         return try write("edit weight \(id)") { db in
-            guard let full = try Rows.resolve(id, table: "weight", db),
-                  let row = try Row.fetchOne(db, sql: "SELECT * FROM weight WHERE id = ?", arguments: [full]) else { return nil }
-            let log = WeightLog(id: full, time: time.map { Time.date(Time.ms($0)) } ?? Time.date(row["time_ms"]),
-                                kilograms: kilograms ?? row["kg"])
-            try db.execute(sql: "UPDATE weight SET time_ms = ?, kg = ? WHERE id = ?", arguments: [Time.ms(log.time), log.kilograms, full])
+            guard let row = try Self.logRow(id, table: "weight", column: "kg", db) else { return nil }
+            let log = WeightLog(id: row.id, time: time.map { Time.date(Time.ms($0)) } ?? row.time, kilograms: kilograms ?? row.value)
+            try db.execute(sql: "UPDATE weight SET time_ms = ?, kg = ? WHERE id = ?", arguments: [Time.ms(log.time), log.kilograms, row.id])
             return log
         }
     }

@@ -64,10 +64,14 @@ public final class MealStore: Sendable {
         var config = Configuration()
         config.readonly = true
         config.busyMode = .timeout(10)
-        do {
-            let queue = try DatabaseQueue(path: path, configuration: config)
+        // Opening is lazy: one read proves the file can be read where it is.
+        func open(_ file: String) throws -> DatabaseQueue {
+            let queue = try DatabaseQueue(path: file, configuration: config)
             _ = try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM meals") }
-            return (queue, nil)
+            return queue
+        }
+        do {
+            return (try open(path), nil)
         } catch {
             // SQLite opens a WAL database read-only only where it can find or create its -shm file.
             let copy = FileManager.default.temporaryDirectory.appendingPathComponent("foodmoment-readonly-\(UUID().uuidString)").path
@@ -76,9 +80,7 @@ public final class MealStore: Sendable {
                 for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
                     try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + "/meals.sqlite" + suffix)
                 }
-                let queue = try DatabaseQueue(path: copy + "/meals.sqlite", configuration: config)
-                _ = try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM meals") }
-                return (queue, copy)
+                return (try open(copy + "/meals.sqlite"), copy)
             } catch let e as DatabaseError {
                 throw MealStoreError.cannotOpen(path: path, reason: "read-only: " + (e.message ?? e.description))
             } catch {

@@ -338,8 +338,7 @@ struct WaterCommand: AsyncParsableCommand {
 
         func run() async throws {
             let s = try store.open()
-            let before = try storeCall { try s.waterLogs(from: .distantPast, to: .distantFuture) }
-                .first { $0.id == id || ($0.id.uppercased().hasPrefix(id.uppercased()) && id.count >= 6) }
+            let before = try storeCall { try s.waterLog(id: id) }
             let at = try time.map { try LocalDates.time($0, on: LocalDay(before?.time ?? Date(), timeZone: LocalDates.zone)) }
             guard let log = try storeCall({ try s.editWater(id: id, milliliters: ml, time: at) }) else {
                 printError("no water log \(id) (see `foodmoment water list`)")
@@ -444,8 +443,7 @@ struct WeightCommand: AsyncParsableCommand {
 
         func run() async throws {
             let s = try store.open()
-            let before = try storeCall { try s.weightLogs(from: .distantPast, to: .distantFuture) }
-                .first { $0.id == id || ($0.id.uppercased().hasPrefix(id.uppercased()) && id.count >= 6) }
+            let before = try storeCall { try s.weightLog(id: id) }
             let at = try time.map { try LocalDates.time($0, on: LocalDay(before?.time ?? Date(), timeZone: LocalDates.zone)) }
             guard let log = try storeCall({ try s.editWeight(id: id, kilograms: kg, time: at) }) else {
                 printError("no weight log \(id) (see `foodmoment weight list`)")
