@@ -329,6 +329,9 @@ public enum ImageDecoder {
         if (st.st_mode & S_IFMT) != S_IFREG { throw .unreadable(path: path, reason: "not a regular file") }
         let size = Int(st.st_size)
         if size > maxBytes { throw .fileTooLarge(bytes: size, limit: maxBytes) }
+        // An empty array must not come from `unsafeUninitializedCapacity: 0`: that writes the count into the
+        // runtime's shared empty-array storage, a race between workers reading empty files at once.
+        if size == 0 { return [] }
         var readError: Int32 = 0
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             var done = 0
