@@ -183,6 +183,16 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
     /// food, over the union of the regions, when the head gives it at least this probability and the photo is not a
     /// shared plate (`PlateHeadModel`).
     public var singleDishProbability: Double = 0.6
+    /// The whole photo overrules the most confident region's label (a peach whose cells say apple) when its best
+    /// label is one the cell head knows, with at least `overruleProbability`, the photo is not a shared plate, and it
+    /// gives the region's label at most `ruledOutProbability`; nil = never. Only the region a person sees first is
+    /// renamed, so a second food on the photo keeps its own label.
+    public var overruleProbability: Double?
+    public var ruledOutProbability: Double = 0.05
+    /// A photo whose whole-photo best label is a dish the cell head cannot name, with at least this probability, is
+    /// that dish even when the plate head calls it a shared plate (on a thali the head is rarely this sure of one
+    /// dish); nil = the plate head decides alone.
+    public var confidentDishProbability: Double?
     public var note: String = ""
 
     public init(head: SoftmaxHead) { self.head = head }
@@ -193,6 +203,8 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
         case globalWeight = "global_weight", minConfidence = "min_confidence", containedFraction = "contained_fraction"
         case dominantProbability = "dominant_probability", labelWeight = "label_weight"
         case singleDishProbability = "single_dish_probability"
+        case overruleProbability = "overrule_probability", ruledOutProbability = "ruled_out_probability"
+        case confidentDishProbability = "confident_dish_probability"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -213,6 +225,9 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
         dominantProbability = try c.decodeIfPresent(Double.self, forKey: .dominantProbability)
         labelWeight = try c.decodeIfPresent(Double.self, forKey: .labelWeight) ?? d.labelWeight
         singleDishProbability = try c.decodeIfPresent(Double.self, forKey: .singleDishProbability) ?? d.singleDishProbability
+        overruleProbability = try c.decodeIfPresent(Double.self, forKey: .overruleProbability)
+        ruledOutProbability = try c.decodeIfPresent(Double.self, forKey: .ruledOutProbability) ?? d.ruledOutProbability
+        confidentDishProbability = try c.decodeIfPresent(Double.self, forKey: .confidentDishProbability)
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? d.note
     }
 }

@@ -444,8 +444,9 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// no class for (it knows only the detection sets' labels: plate items and fruit) and the photo is not a shared
     /// plate (`plate`, from the plate head), the regions become that one food: a bowl of ramen is ramen, not the rice,
     /// curry and tea its cells resemble.
-    func detectCells(_ detector: CellDetector, map: FloatImage, global: [LabelScore], plate: Bool = false,
+    func detectCells(_ detector: CellDetector, map: FloatImage, global: [LabelScore], plate plateHeadSays: Bool = false,
                      reference: ReferenceObject?, imageSize: (width: Int, height: Int)) -> [RecognizedFood] {
+        let plate = RegionRules.isPlate(plateHeadSays: plateHeadSays, global: global, model: detector.model, cellLabels: detector.classes)
         let probabilities = detector.probabilities(map)
         var found = detector.detect(probabilities: probabilities, width: map.width, height: map.height)
         if let coin = reference?.box {
@@ -492,6 +493,10 @@ public final class FoodRecognizer: @unchecked Sendable {
             let merged = FoodConsolidation.consolidate(items.map { .init(label: $0.label, confidence: $0.confidence, box: $0.box) },
                                                        photo: global)
             items = merged.map { ($0.label, $0.confidence, $0.box) }
+        }
+        if !plate {
+            items = RegionRules.overrule(items.map { .init(label: $0.label, confidence: $0.confidence, box: $0.box) }, global: global,
+                                         model: model, cellLabels: detector.classes).map { ($0.label, $0.confidence, $0.box) }
         }
         if !plate, let best = global.first, !detector.classes.contains(best.label),
            Double(best.probability) >= model.singleDishProbability {
@@ -601,6 +606,35 @@ public final class FoodRecognizer: @unchecked Sendable {
     public func learn(label: String, embeddings: [[Float]]) throws -> PrototypeMatcher {
         try matcher.add(label: label, examples: embeddings)
         return matcher
+    }
+}
+
+/// How the whole-photo answer and the regions are combined where they disagree.
+public enum RegionRules {
+    /// The plate head's judgement, unless the whole photo is a dish the cells cannot name and the head is at least
+    /// `confidentDishProbability` sure of it.
+    public static func isPlate(plateHeadSays: Bool, global: [LabelScore], model: CellHeadModel, cellLabels: [String]) -> Bool {
+        guard plateHeadSays, let best = global.first, let sure = model.confidentDishProbability else { return plateHeadSays }
+        return cellLabels.contains(best.label) || Double(best.probability) < sure
+    }
+
+    /// On a photo that is not a shared plate, the whole photo renames the region a person sees first (the most
+    /// confident) when the head's best label is one the cells know, with at least `overruleProbability`, and the head
+    /// gives the region's own label at most `ruledOutProbability` (a peach whose cells say apple). A region of the new
+    /// label inside or over the renamed one is the same food and goes. Other regions keep their labels.
+    public static func overrule(_ items: [FoodConsolidation.Item], global: [LabelScore], model: CellHeadModel,
+                                cellLabels: [String]) -> [FoodConsolidation.Item] {
+        guard let best = global.first, let overrule = model.overruleProbability, Double(best.probability) >= overrule,
+              cellLabels.contains(best.label), let top = items.indices.max(by: { items[$0].confidence < items[$1].confidence }),
+              items[top].label != best.label else { return items }
+        let own = global.first { $0.label == items[top].label }?.probability ?? 0
+        guard Double(own) <= model.ruledOutProbability else { return items }
+        var out = items
+        out[top].label = best.label
+        let box = out[top].box
+        return out.enumerated().filter { i, item in
+            i == top || item.label != best.label || (box.iou(item.box) < 0.5 && CellLabeling.overlap(box, item.box) < 0.5 * item.box.area)
+        }.map(\.element)
     }
 }
 

@@ -79,6 +79,38 @@ struct CellDetectorTests {
                                     minCells: 0.5, nmsIoU: 0.5, crossClassIoU: 0.8).isEmpty)
     }
 
+    /// The whole photo renames the region a person sees first only when it is sure of a label the cells know and
+    /// rules the region's own label out; a second food keeps its label, and a same-label box over it goes.
+    @Test func theWholePhotoOverrulesTheTopRegionOnlyWhenItRulesItsLabelOut() throws {
+        let json = #"{"classes":["background","apple","peach","banana"],"dimension":1,"weights":[0,0,0,0],"bias":[0,0,0,0],"featureMean":[0],"featureScale":[1]}"#
+        var model = CellHeadModel(head: try JSONDecoder().decode(SoftmaxHead.self, from: Data(json.utf8)))
+        let cells = model.head.classes
+        let left = NormalizedBox(x: 0, y: 0, w: 0.5, h: 0.5), right = NormalizedBox(x: 0.5, y: 0.5, w: 0.5, h: 0.5)
+        let items: [FoodConsolidation.Item] = [.init(label: "apple", confidence: 0.8, box: left),
+                                               .init(label: "banana", confidence: 0.6, box: right)]
+        func global(_ pairs: (String, Float)...) -> [LabelScore] { pairs.map { LabelScore(label: $0.0, probability: $0.1) } }
+        let peachy = global(("peach", 0.9), ("banana", 0.06), ("apple", 0.02))
+        #expect(RegionRules.overrule(items, global: peachy, model: model, cellLabels: cells) == items, "off by default")
+        model.overruleProbability = 0.7
+        let renamed = RegionRules.overrule(items, global: peachy, model: model, cellLabels: cells)
+        #expect(renamed.map(\.label) == ["peach", "banana"], "only the top region is renamed")
+        #expect(renamed[0].box == left && renamed[0].confidence == 0.8)
+        // Not sure enough, or the region's own label not ruled out, or a label the cells cannot name: unchanged.
+        #expect(RegionRules.overrule(items, global: global(("peach", 0.6), ("apple", 0.02)), model: model, cellLabels: cells) == items)
+        #expect(RegionRules.overrule(items, global: global(("peach", 0.8), ("apple", 0.1)), model: model, cellLabels: cells) == items)
+        #expect(RegionRules.overrule(items, global: global(("pizza", 0.95), ("apple", 0.01)), model: model, cellLabels: cells) == items)
+        // A peach box inside the renamed one is the same food.
+        let inner = FoodConsolidation.Item(label: "peach", confidence: 0.5, box: NormalizedBox(x: 0.1, y: 0.1, w: 0.2, h: 0.2))
+        #expect(RegionRules.overrule(items + [inner], global: peachy, model: model, cellLabels: cells).map(\.label) == ["peach", "banana"])
+        // The plate head decides unless the head is sure of a dish the cells cannot name.
+        #expect(RegionRules.isPlate(plateHeadSays: true, global: global(("baklava", 0.8)), model: model, cellLabels: cells))
+        model.confidentDishProbability = 0.7
+        #expect(!RegionRules.isPlate(plateHeadSays: true, global: global(("baklava", 0.8)), model: model, cellLabels: cells))
+        #expect(RegionRules.isPlate(plateHeadSays: true, global: global(("baklava", 0.6)), model: model, cellLabels: cells))
+        #expect(RegionRules.isPlate(plateHeadSays: true, global: global(("peach", 0.95)), model: model, cellLabels: cells))
+        #expect(!RegionRules.isPlate(plateHeadSays: false, global: global(("baklava", 0.1)), model: model, cellLabels: cells))
+    }
+
     @Test func theCellHeadMustStartWithBackground() throws {
         let json = #"{"classes":["apple","background"],"dimension":2,"weights":[0,0,0,0],"bias":[0,0],"featureMean":[0,0],"featureScale":[1,1]}"#
         let head = try JSONDecoder().decode(SoftmaxHead.self, from: Data(json.utf8))
