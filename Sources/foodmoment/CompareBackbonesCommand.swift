@@ -23,7 +23,8 @@ struct CompareBackbonesCommand: AsyncParsableCommand {
               --train ../shared/data/images/train --dev ../shared/data/images/dev --pairs --cache-dir /tmp/bb
           foodmoment dev compare-backbones --model models/efficientnet-lite0 --train … --dev … --json
 
-        Exit codes: 0 compared, 1 a model or photo folder could not be read, 2 usage error.
+        Exit codes: 0 compared, 1 a model or a photo could not be read (every backbone must see the same photos), \
+        2 usage error (no --model, a folder that is not there).
         """
     )
 
@@ -44,6 +45,12 @@ struct CompareBackbonesCommand: AsyncParsableCommand {
         if model.isEmpty { throw ValidationError("give at least one --model") }
         for m in model where !FileManager.default.fileExists(atPath: m + "/manifest.json") {
             throw ValidationError("\(m) is not a model directory (no manifest.json); make one with `foodmoment dev model convert`")
+        }
+        for (flag, dir) in [("--train", train), ("--dev", dev)] {
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
+                throw ValidationError("\(flag) must be a folder of <label>/ subfolders: \(dir)")
+            }
         }
         if threads < 1 || timingRuns < 1 { throw ValidationError("--threads and --timing-runs must be at least 1") }
     }
@@ -72,7 +79,11 @@ struct CompareBackbonesCommand: AsyncParsableCommand {
                     progress.advance("\(name) \(done)/\(total)")
                 }
                 progress.finish()
-                if let f = failures.first { throw ValidationError("\(failures.count) photos failed, e.g. \(f.path): \(f.reason)") }
+                // Every feature set must see the same photos, so one unreadable photo stops the comparison.
+                if let f = failures.first {
+                    Output.note("error: \(failures.count) photos could not be embedded by \(name), e.g. \(f.path): \(f.reason)")
+                    throw Exit.failed
+                }
                 Output.note(String(format: "compare-backbones: %@ embedded in %.0f s", name, (ContinuousClock.now - start).milliseconds / 1000))
                 embeddings = e
                 if let cacheDir, let cache {

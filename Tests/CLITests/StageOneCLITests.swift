@@ -116,6 +116,12 @@ struct StageOneCLITests {
             #expect((rows[0]["cross_source"] as? [String: Any])?.isEmpty == true)
         }
         #expect(try foodmoment("dev", "compare-backbones", "--model", dir, "--train", dir + "/train", "--dev", dir + "/dev").status == 2)
+        #expect(try foodmoment("dev", "compare-backbones", "--model", TestPaths.repoRoot + "/models/efficientnet-lite0",
+                               "--train", dir + "/nowhere", "--dev", dir + "/dev").status == 2)
+        // A damaged photo stops the comparison (every backbone must see the same photos): exit 1, named.
+        try Data("not a photo".utf8).write(to: URL(fileURLWithPath: dir + "/dev/flat/broken.png"))
+        let broken = try foodmoment(args.filter { $0 != "--json" })
+        #expect(broken.status == 1 && broken.stderr.contains("broken.png"), "\(broken.stderr)")
     }
 
     @Test func evalDetectRefusesAMissingFile() throws {
