@@ -13,7 +13,7 @@ public enum MealType: String, Sendable, Codable, CaseIterable, Comparable {
 public enum GramsSource: String, Sendable, Codable, Hashable, CaseIterable {
     /// The label's household portion (one food alone in the photo).
     case defaultPortion = "default_portion"
-    /// The portion scaled by the food's share of a shared plate.
+    /// No coin: the food's share of the photo (of a shared plate, or of a photo of it alone) scales its typical amount.
     case boxArea = "box_area"
     /// The box's area at the scale of a coin found in the photo.
     case referenceObject = "reference_object"

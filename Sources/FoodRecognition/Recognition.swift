@@ -201,6 +201,8 @@ public final class FoodRecognizer: @unchecked Sendable {
     public let calibration: RecognitionCalibration
     /// Household portions per label, the base of every grams estimate.
     public let portions: PortionTable
+    /// Grams of a food alone in a photo without a coin (`models/food-head/photo-portions.json`); nil = its portion.
+    public let photoPortions: PhotoPortionModel?
     /// The head with the feature standardisation `(x - mean) * scale` folded in (logit_c(x) = Σ_k w'[c,k]·x_k + b'_c),
     /// as a 1×1 convolution that gives every cell of a feature map its logits.
     private let cellHead: PointwiseConv2D
@@ -210,8 +212,9 @@ public final class FoodRecognizer: @unchecked Sendable {
     public init(backbone: EfficientNetLite0, head: SoftmaxHead, matcher: PrototypeMatcher? = nil,
                 calibration: RecognitionCalibration = .init(), portions: PortionTable = .init(),
                 coinFinder: CoinFinder? = nil, cellDetector: CellDetector? = nil, foodTop: FoodTop? = nil,
-                plateHead: PlateHeadModel? = nil) {
+                plateHead: PlateHeadModel? = nil, photoPortions: PhotoPortionModel? = nil) {
         self.backbone = backbone
+        self.photoPortions = photoPortions
         self.plateHead = plateHead
         self.foodTop = foodTop
         self.coinFinder = coinFinder
@@ -255,16 +258,18 @@ public final class FoodRecognizer: @unchecked Sendable {
         return FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, portions: portions,
                               coinFinder: try CoinFinder.load(modelsDirectory: modelsDirectory),
                               cellDetector: try CellDetector.load(modelsDirectory: modelsDirectory), foodTop: foodTop,
-                              plateHead: try PlateHeadModel.load(modelsDirectory: modelsDirectory))
+                              plateHead: try PlateHeadModel.load(modelsDirectory: modelsDirectory),
+                              photoPortions: try PhotoPortionModel.load(modelsDirectory: modelsDirectory))
     }
 
     /// The same models with another calibration (pass structure, localiser) and, optionally, another cell detector
     /// or plate head.
     public func with(calibration: RecognitionCalibration, cellDetector: CellDetector?? = nil,
-                     plateHead: PlateHeadModel?? = nil) -> FoodRecognizer {
+                     plateHead: PlateHeadModel?? = nil, coinFinder: CoinFinder?? = nil,
+                     photoPortions: PhotoPortionModel?? = nil) -> FoodRecognizer {
         FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, portions: portions,
-                       coinFinder: coinFinder, cellDetector: cellDetector ?? self.cellDetector, foodTop: foodTop,
-                       plateHead: plateHead ?? self.plateHead)
+                       coinFinder: coinFinder ?? self.coinFinder, cellDetector: cellDetector ?? self.cellDetector, foodTop: foodTop,
+                       plateHead: plateHead ?? self.plateHead, photoPortions: photoPortions ?? self.photoPortions)
     }
 
 
@@ -506,7 +511,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         return items.map { item in
             let (grams, source) = GramsEstimator.estimate(label: item.label, portionGrams: portions.grams(for: item.label), box: item.box,
                                                           multipleFoods: items.count > 1, reference: reference,
-                                                          scaleModel: coinFinder?.model, imageSize: imageSize)
+                                                          scaleModel: coinFinder?.model, photo: photoPortions, imageSize: imageSize)
             return RecognizedFood(label: item.label, confidence: (item.confidence * 1000).rounded() / 1000, box: item.box.clipped,
                                   grams: grams, gramsSource: source, source: .model)
         }.sorted { $0.confidence > $1.confidence }
@@ -595,7 +600,7 @@ public final class FoodRecognizer: @unchecked Sendable {
             let label = head.classes[candidates[k].index]
             let (grams, source) = GramsEstimator.estimate(label: label, portionGrams: portions.grams(for: label), box: box,
                                                           multipleFoods: present.count > 1, reference: reference,
-                                                          scaleModel: coinFinder?.model, imageSize: imageSize)
+                                                          scaleModel: coinFinder?.model, photo: photoPortions, imageSize: imageSize)
             foods.append(RecognizedFood(label: label, confidence: (Double(candidates[k].probability) * 1000).rounded() / 1000,
                                         box: box, grams: grams, gramsSource: source, source: .model))
         }
@@ -638,18 +643,22 @@ public enum RegionRules {
     }
 }
 
-/// Grams from a reference object's scale when one is in the photo, else from the label's household portion, scaled by
-/// the food's share of a shared plate.
+/// Grams from a reference object's scale when one is in the photo, else from the food's share of the photo: of a
+/// shared plate, or of a photo of it alone.
 public enum GramsEstimator {
     /// With a coin: the box's area in cm² (box pixels × (mm per pixel)² / 100) through the label's areal-density
-    /// model (`ReferenceModel.grams`), `reference_object`. Without (or for a label the model cannot size):
+    /// model (`ReferenceModel.grams`), `reference_object`. Without (or for a label the model cannot size): a food
+    /// alone in the photo through `photo` (`PhotoPortionModel.grams`, `box_area`) when there is one, else
     /// `estimate(portionGrams:box:multipleFoods:)`.
     public static func estimate(label: String, portionGrams: Double, box: NormalizedBox, multipleFoods: Bool,
-                                reference: ReferenceObject?, scaleModel: ReferenceModel?,
+                                reference: ReferenceObject?, scaleModel: ReferenceModel?, photo: PhotoPortionModel? = nil,
                                 imageSize: (width: Int, height: Int)) -> (Double, GramsSource) {
         // A label the density model has no data for gets `fallbackK` only when the area carries information
         // (exponent > 0); with exponent 0 the fallback would be one constant weight for every food.
         guard let reference, let scaleModel, scaleModel.k[label] != nil || scaleModel.exponent > 0 else {
+            if !multipleFoods, let photo {
+                return (photo.grams(label: label, area: box.clipped.area, portionGrams: portionGrams), .boxArea)
+            }
             return estimate(portionGrams: portionGrams, box: box, multipleFoods: multipleFoods)
         }
         let mm = reference.millimetresPerPixel

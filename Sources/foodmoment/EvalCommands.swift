@@ -262,6 +262,8 @@ struct PassOptions: ParsableArguments {
     @Option(help: "Cell head JSON to use instead of models/food-head/cell-head.json.") var cellHead: String?
     @Option(help: "Localisation pass shape: keep (the photo's aspect) or stretch (a square) (default: calibration.json).") var aspect: String?
     @Flag(help: "Every region the cell detector ranks, without merging them into one answer per food (the detector's own mAP).") var rawBoxes = false
+    @Flag(help: "Ignore coins: grams as for a photo without one (the coin finder off).") var noCoin = false
+    @Option(help: "Photo-portions JSON to use instead of models/food-head/photo-portions.json ('none': household portions).") var photoPortions: String?
 
     func validate() throws {
         if let a = aspect, !["keep", "stretch"].contains(a) { throw ValidationError("--aspect is keep or stretch, not \(a)") }
@@ -276,6 +278,11 @@ struct PassOptions: ParsableArguments {
             let data = try Data(contentsOf: URL(fileURLWithPath: cellHead))
             detector = .some(try CellDetector(model: JSONDecoder().decode(CellHeadModel.self, from: data)))
         }
+        var photo: PhotoPortionModel??
+        if let photoPortions {
+            photo = photoPortions == "none" ? .some(nil)
+                : .some(try JSONDecoder().decode(PhotoPortionModel.self, from: Data(contentsOf: URL(fileURLWithPath: photoPortions))))
+        }
         return recognizers.map { r in
             var c = r.calibration
             if let embedding { c.embeddingSource = embedding }
@@ -283,7 +290,7 @@ struct PassOptions: ParsableArguments {
             if let localizer { c.localizer = localizer }
             if rawBoxes { c.consolidate = false }
             if let aspect { c.keepAspect = aspect == "keep" }
-            return r.with(calibration: c, cellDetector: detector)
+            return r.with(calibration: c, cellDetector: detector, coinFinder: noCoin ? .some(nil) : nil, photoPortions: photo)
         }
     }
 }

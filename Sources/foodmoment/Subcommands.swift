@@ -41,6 +41,7 @@ struct DevCommand: ParsableCommand {
             TrainCellsCommand.self,
             TrainPlateCommand.self,
             TrainReferenceCommand.self,
+            FitPhotoPortionsCommand.self,
             CalibrateCommand.self,
             EvalCommand.self,
             EvalDetectCommand.self,

@@ -57,7 +57,7 @@ struct RefineCLITests {
         let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
         let refinement = try #require(doc.first?["refinement"] as? [String: Any])
         #expect(refinement["status"] as? String == "unrefined" && refinement["kind"] as? String == "server_error" && refinement["attempts"] as? Int == 4)
-        #expect((doc.first?["foods"] as? [[String: Any]])?.first?["grams_source"] as? String == "default_portion")
+        #expect((doc.first?["foods"] as? [[String: Any]])?.first?["grams_source"] as? String == "box_area")
         #expect(r.stderr.contains("not refined") && !r.stderr.contains(Self.key))
     }
 

@@ -37,7 +37,10 @@ struct RecognitionTests {
         // The nutrition join names it (stage 1 gives only the label).
         let shown = DetectedFood(first, display: try #require(sharedDisplays["banana"]))
         #expect(shown.name == "Banana" && shown.nameZh == "香蕉" && !shown.emoji.isEmpty && shown.color.hasPrefix("#"))
-        #expect(first.gramsSource == .defaultPortion && first.grams == 118)
+        // No coin: the banana's share of the photo scales its typical amount, within its bounds (0.5…2.5 × 118 g).
+        let photoModel = try #require(r.photoPortions)
+        #expect(first.gramsSource == .boxArea && first.grams == photoModel.grams(label: "banana", area: first.box.clipped.area, portionGrams: 118))
+        #expect(first.grams >= 59 && first.grams <= 295)
         let b = first.box
         #expect(b.x >= 0 && b.y >= 0 && b.w > 0 && b.h > 0 && b.x + b.w <= 1.0001 && b.y + b.h <= 1.0001)
     }
