@@ -10,6 +10,15 @@ public struct PhotoFile: Sendable {
     public var sha256: String
     public var modified: Date
 
+    /// Bytes that come from elsewhere than a file (an upload): `name` stands in for the path in results and errors.
+    public init(name: String, bytes: [UInt8], modified: Date = Date()) {
+        self.init(path: name, bytes: bytes, sha256: ContentDigest.sha256Hex(bytes), modified: modified)
+    }
+
+    init(path: String, bytes: [UInt8], sha256: String, modified: Date) {
+        self.path = path; self.bytes = bytes; self.sha256 = sha256; self.modified = modified
+    }
+
     /// Reads the file (refusing more than `maxBytes`, non-regular files and unreadable paths) and hashes it.
     public static func read(atPath path: String, maxBytes: Int) throws(ImageCodecError) -> PhotoFile {
         let bytes = try ImageDecoder.readFile(atPath: path, maxBytes: maxBytes)

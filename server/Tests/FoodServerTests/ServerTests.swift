@@ -1,0 +1,179 @@
+import FoodServer
+import Foundation
+import Hummingbird
+import Logging
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The repository (server/Tests/FoodServerTests/ServerTests.swift → three folders up).
+let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().path
+
+/// A real server on a free loopback port with its own data folder, driven over HTTP.
+final class LiveServer: @unchecked Sendable {
+    let base: String
+    let data: String
+    private let task: Task<Void, any Error>
+
+    init(maxBodyBytes: Int = 20 << 20) async throws {
+        data = NSTemporaryDirectory() + "foodmoment-server-" + UUID().uuidString
+        var config = ServerConfiguration(dataDirectory: data)
+        config.host = "127.0.0.1"
+        config.port = 0
+        config.maxBodyBytes = maxBodyBytes
+        config.analyzers = 1
+        config.modelsDirectory = repoRoot + "/models"
+        config.nutritionDirectory = URL(fileURLWithPath: repoRoot + "/nutrition-db")
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = try FoodServer.application(config, logger: logger) { port in continuation.yield(port) }
+        task = Task { try await app.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw URLError(.cannotConnectToHost) }
+        base = "http://127.0.0.1:\(port)"
+    }
+
+    func stop() async {
+        task.cancel()
+        _ = await task.result
+        try? FileManager.default.removeItem(atPath: data)
+    }
+
+    func token(for user: String) throws -> String {
+        try AccountStore(path: data + "/accounts.sqlite").createToken(forUser: user).token
+    }
+
+    struct Reply {
+        var status: Int
+        var headers: [String: String]
+        var json: [String: Any]
+        var body: Data
+    }
+
+    func request(_ method: String, _ path: String, token: String? = nil, contentType: String? = nil, body: Data? = nil) async throws -> Reply {
+        var r = URLRequest(url: URL(string: base + path)!)
+        r.httpMethod = method
+        if let token { r.setValue("Bearer " + token, forHTTPHeaderField: "Authorization") }
+        if let contentType { r.setValue(contentType, forHTTPHeaderField: "Content-Type") }
+        r.httpBody = body
+        let (data, response) = try await URLSession.shared.data(for: r)
+        let http = response as! HTTPURLResponse
+        var headers: [String: String] = [:]
+        for (k, v) in http.allHeaderFields { headers[String(describing: k).lowercased()] = String(describing: v) }
+        let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return Reply(status: http.statusCode, headers: headers, json: json, body: data)
+    }
+}
+
+/// `{"error": {"code", "message"}}` with a message that says something.
+func errorCode(_ reply: LiveServer.Reply) -> String? {
+    guard let error = reply.json["error"] as? [String: Any], let message = error["message"] as? String, message.count > 10 else { return nil }
+    return error["code"] as? String
+}
+
+@Suite("The server over HTTP on loopback", .serialized)
+struct ServerTests {
+    @Test func healthAndReadinessNeedNoToken() async throws {
+        let server = try await LiveServer()
+        let health = try await server.request("GET", "/healthz")
+        #expect(health.status == 200 && health.json["status"] as? String == "ok")
+        let ready = try await server.request("GET", "/readyz")
+        #expect(ready.status == 200 && ready.json["status"] as? String == "ready")
+        await server.stop()
+    }
+
+    @Test func everyAPIRouteRefusesAMissingOrWrongToken() async throws {
+        let server = try await LiveServer()
+        let good = try server.token(for: "alice")
+        for (method, path) in [("POST", "/api/v1/food/analyze"), ("GET", "/api/v1/food/search?q=banana"), ("GET", "/api/v1/food/barcode/5000112637922")] {
+            let none = try await server.request(method, path)
+            #expect(none.status == 401 && errorCode(none) == "unauthorized", "\(method) \(path)")
+            #expect(none.headers["www-authenticate"] == "Bearer")
+            let wrong = try await server.request(method, path, token: "fm_" + String(good.dropFirst(3).reversed()))
+            #expect(wrong.status == 401 && errorCode(wrong) == "unauthorized", "\(method) \(path)")
+        }
+        await server.stop()
+    }
+
+    @Test func tokensAreStoredHashedAndNamesChecked() throws {
+        let dir = NSTemporaryDirectory() + "foodmoment-accounts-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try AccountStore(path: dir + "/accounts.sqlite")
+        let a = try store.createToken(forUser: "alice"), b = try store.createToken(forUser: "bob"), a2 = try store.createToken(forUser: "alice")
+        #expect(a.user == a2.user && a.user != b.user && a.token != a2.token)
+        #expect(try store.user(forToken: a.token) == a.user && store.user(forToken: b.token) == b.user)
+        #expect(try store.user(forToken: "fm_nope") == nil)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: dir + "/accounts.sqlite"))
+        #expect(bytes.range(of: Data(a.token.utf8)) == nil, "the token itself must not be on disk")
+        #expect(throws: AccountError.invalidUserName("bad name")) { try store.createToken(forUser: "bad name") }
+        #expect(throws: AccountError.self) { try store.createToken(forUser: "") }
+    }
+
+    @Test func aPhotoIsAnalysedLikeTheCLIDoes() async throws {
+        let server = try await LiveServer()
+        let token = try server.token(for: "alice")
+        let photo = try Data(contentsOf: URL(fileURLWithPath: repoRoot + "/samples/banana.jpg"))
+        let reply = try await server.request("POST", "/api/v1/food/analyze", token: token, contentType: "image/jpeg", body: photo)
+        #expect(reply.status == 200)
+        let foods = try #require(reply.json["detected_foods"] as? [[String: Any]])
+        let first = try #require(foods.first)
+        #expect(first["label"] as? String == "banana" && first["name"] as? String == "Banana" && first["name_zh"] as? String == "香蕉")
+        #expect((first["grams"] as? Double ?? 0) > 0 && (first["calories"] as? Double ?? 0) > 0)
+        #expect(first["bounding_box"] is [String: Any] && first["grams_source"] as? String == "box_area")
+        #expect((reply.json["total_calories"] as? Double ?? 0) > 0 && reply.json["total_nutrition"] is [String: Any])
+        #expect((reply.json["image_id"] as? String)?.count == 64)
+        #expect((reply.json["ai_analysis"] as? String)?.contains("banana") == true && reply.json["tags"] is [Any])
+        await server.stop()
+    }
+
+    @Test func badPhotosGetA4xxThatSaysWhatToChange() async throws {
+        let server = try await LiveServer(maxBodyBytes: 64 << 10)
+        let token = try server.token(for: "alice")
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: repoRoot + "/samples/banana.jpg"))
+        let cases: [(String?, Data, Int, String)] = [
+            ("text/plain", Data("hello".utf8), 415, "unsupported_media_type"),
+            (nil, jpeg, 415, "unsupported_media_type"),
+            ("image/jpeg", Data(), 400, "empty_body"),
+            ("image/jpeg", Data("not a jpeg at all".utf8), 422, "unreadable_image"),
+            ("image/jpeg", jpeg.prefix(600), 422, "unreadable_image"),
+            ("image/png", Data(repeating: 7, count: 200 << 10), 413, "body_too_large"),
+        ]
+        for (type, body, status, code) in cases {
+            let reply = try await server.request("POST", "/api/v1/food/analyze", token: token, contentType: type, body: body)
+            #expect(reply.status == status && errorCode(reply) == code, "\(type ?? "no type"), \(body.count) bytes: \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+        }
+        // The server is still there and still answers.
+        #expect(try await server.request("POST", "/api/v1/food/analyze", token: token, contentType: "image/jpeg", body: jpeg).status == 200)
+        await server.stop()
+    }
+
+    @Test func searchAndBarcodes() async throws {
+        let server = try await LiveServer()
+        let token = try server.token(for: "alice")
+        let hits = try await server.request("GET", "/api/v1/food/search?q=banana&limit=3", token: token)
+        let results = try #require(hits.json["results"] as? [[String: Any]])
+        #expect(hits.status == 200 && (1...3).contains(results.count))
+        #expect((results.first?["name"] as? String)?.lowercased().contains("banana") == true && results.first?["kcal_per_100g"] is Double)
+        let zh = try await server.request("GET", "/api/v1/food/search?q=%E9%A6%99%E8%95%89", token: token)  // 香蕉
+        #expect(((zh.json["results"] as? [[String: Any]])?.first?["name"] as? String)?.lowercased().contains("banana") == true)
+        for (query, code) in [("", "invalid_query"), ("?q=banana&limit=0", "invalid_limit"), ("?q=banana&limit=lots", "invalid_limit")] {
+            let reply = try await server.request("GET", "/api/v1/food/search" + query, token: token)
+            #expect(reply.status == 400 && errorCode(reply) == code, "\(query)")
+        }
+        let nutella = try await server.request("GET", "/api/v1/food/barcode/00000080050865", token: token)
+        #expect(nutella.status == 200 && nutella.json["name"] as? String == "Nutella" && nutella.json["food_id"] as? String == "off:00000080050865")
+        let bad = try await server.request("GET", "/api/v1/food/barcode/12345", token: token)
+        #expect(bad.status == 400 && errorCode(bad) == "invalid_barcode")
+        let checkDigit = try await server.request("GET", "/api/v1/food/barcode/5000112637923", token: token)
+        #expect(checkDigit.status == 400 && errorCode(checkDigit) == "invalid_barcode")
+        let unknown = try await server.request("GET", "/api/v1/food/barcode/00000000000000", token: token)
+        #expect(unknown.status == 404 && errorCode(unknown) == "not_found")
+        let nowhere = try await server.request("GET", "/api/v1/nowhere", token: token)
+        #expect(nowhere.status == 404 && errorCode(nowhere) == "not_found")
+        await server.stop()
+    }
+}
