@@ -89,7 +89,8 @@ public struct BackboneComparison: Sendable {
         for p in test {
             let single = try head.predict(p.views[0])
             var mean = [String: Float]()
-            for v in p.views { for s in try head.predict(v) { mean[s.label, default: 0] += s.probability } }
+            for s in single { mean[s.label, default: 0] += s.probability }
+            for v in p.views.dropFirst() { for s in try head.predict(v) { mean[s.label, default: 0] += s.probability } }
             let best = mean.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key
             let ok = single.first?.label == p.label
             right += ok ? 1 : 0

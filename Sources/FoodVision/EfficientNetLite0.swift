@@ -28,9 +28,10 @@ public struct ClassScore: Sendable, Equatable, Codable {
 /// `forward` is serialised by a lock (the arena is shared); use one instance per thread for parallelism.
 public final class EfficientNetLite0: @unchecked Sendable {
     public static let inputSize = 224
-    public static let embeddingSize = 1280
-    public static let classCount = 1000
-    public static let stemChannels = 32
+    /// The same for every Lite variant: `BackboneArchitecture` holds them.
+    public static let embeddingSize = BackboneArchitecture.embeddingSize
+    public static let classCount = BackboneArchitecture.classCount
+    public static let stemChannels = BackboneArchitecture.stemChannels
 
     /// One row of the block table: channels in / expanded / out, depthwise kernel and stride, residual add.
     public struct BlockShape: Sendable, Codable, Equatable {
@@ -546,7 +547,7 @@ extension EfficientNetLite0 {
                 swap(&current, &spare)
             }
             let cur = current, hh = h, ww = w
-            timed("head 1x1", h * w * 320 * Self.embeddingSize) {
+            timed("head 1x1", h * w * architecture.lastChannels * Self.embeddingSize) {
                 head.run(input: cur.pointer, pixels: hh * ww, residual: nil, output: a.expanded.pointer)
             }
             timed("pool + fc", Self.embeddingSize * Self.classCount) {
