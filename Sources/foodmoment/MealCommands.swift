@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoodCore
+import FoodMoment
 import Foundation
 import MealStore
 import Nutrition
@@ -151,7 +152,7 @@ struct MealCommand: AsyncParsableCommand {
                     printError("\(error.description) (needed to look up --add foods)")
                     throw Exit.failed
                 }
-                for a in add { edits.append(.addFood(try ManualFood.make(a, db: db))) }
+                for a in add { edits.append(.addFood(try ManualFoodSpec.make(a, db: db))) }
             }
             let m = try storeCall { try s.edit(mealID: before.id, edits) }
             for a in try storeCall({ try s.updateAchievements() }) { Output.note("🏆 unlocked: \(a.title)") }
@@ -194,7 +195,7 @@ struct MealCommand: AsyncParsableCommand {
                 printError("\(error.description) (needed to look up the foods)")
                 throw Exit.failed
             }
-            let foods = try food.map { try ManualFood.make($0, db: db) }
+            let foods = try food.map { try ManualFoodSpec.make($0, db: db) }
             let s = try store.open()
             let when = try time.map { try LocalDates.time($0, on: LocalDates.today) } ?? Date()
             let m = try storeCall {
@@ -228,42 +229,24 @@ struct MealCommand: AsyncParsableCommand {
     }
 }
 
-/// A food typed by hand: looked up in the nutrition database by label or name.
-enum ManualFood {
+/// A food typed by hand on the command line (`NAME` or `NAME=GRAMS`), through `FoodMoment.ManualFood`.
+enum ManualFoodSpec {
     static func make(_ spec: String, db: NutritionDatabase) throws -> MealFood {
         let parts = spec.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-        let name = parts[0]
         var grams: Double?
         if parts.count == 2 {
             guard let g = Double(parts[1]), g.isFinite, g >= 0 else { throw ValidationError("bad --add \(spec): grams must be a number ≥ 0") }
             grams = g
         }
-        guard !name.isEmpty else { throw ValidationError("bad --add \(spec): give a food name") }
-        let key = name.lowercased().replacingOccurrences(of: " ", with: "_")
-        if let label = db.labels[key], let food = db.food(forLabel: key) {
-            return MealFood(label: label.label, name: label.name, nameZh: label.nameZh, emoji: label.emoji, confidence: 1,
-                            grams: grams ?? label.portionGrams, gramsSource: grams == nil ? .defaultPortion : .user,
-                            source: .user, foodId: food.id, provenance: food.provenance, per100g: macros(food))
-        }
-        guard let hit = db.search(name, limit: 1).first else {
+        guard !parts[0].isEmpty else { throw ValidationError("bad --add \(spec): give a food name") }
+        do {
+            return try ManualFood.make(name: parts[0], grams: grams, db: db)
+        } catch .notFound(let name) {
             printError("no food named \(name) in the nutrition database (try `foodmoment search \(name)`)")
             throw Exit.failed
+        } catch {
+            throw ValidationError("bad --add \(spec): \(error.description)")
         }
-        // A hit that is a recognition label's food reads as that label (its name, emoji and portion).
-        if let label = db.labels.values.sorted(by: { $0.label < $1.label }).first(where: { $0.food == hit.food.id }) {
-            return MealFood(label: label.label, name: label.name, nameZh: label.nameZh, emoji: label.emoji, confidence: 1,
-                            grams: grams ?? label.portionGrams, gramsSource: grams == nil ? .defaultPortion : .user,
-                            source: .user, foodId: hit.food.id, provenance: hit.food.provenance, per100g: macros(hit.food))
-        }
-        return MealFood(label: key, name: hit.food.name, confidence: 1, grams: grams ?? 100,
-                        gramsSource: grams == nil ? .defaultPortion : .user, source: .user, foodId: hit.food.id,
-                        provenance: hit.food.provenance, per100g: macros(hit.food))
-    }
-
-    /// Per-100 g macros, rounded to 0.001 like the database's own JSON (the tables hold Float values).
-    static func macros(_ f: Food) -> Macros {
-        func v(_ n: Nutrient) -> Double { ((f.per100g[n] ?? 0) * 1000).rounded() / 1000 }
-        return Macros(kcal: v(.energyKcal), proteinG: v(.protein), carbsG: v(.carbohydrate), fatG: v(.fat), fiberG: v(.fiber))
     }
 }
 

@@ -88,7 +88,9 @@ struct ServerTests {
     @Test func everyAPIRouteRefusesAMissingOrWrongToken() async throws {
         let server = try await LiveServer()
         let good = try server.token(for: "alice")
-        for (method, path) in [("POST", "/api/v1/food/analyze"), ("GET", "/api/v1/food/search?q=banana"), ("GET", "/api/v1/food/barcode/5000112637922")] {
+        let routes = [("POST", "/api/v1/food/analyze"), ("GET", "/api/v1/food/search?q=banana"), ("GET", "/api/v1/food/barcode/5000112637922"),
+                      ("POST", "/api/v1/meals"), ("GET", "/api/v1/meals?date=2026-11-26"), ("GET", "/api/v1/meals/abc"), ("DELETE", "/api/v1/meals/abc")]
+        for (method, path) in routes {
             let none = try await server.request(method, path)
             #expect(none.status == 401 && errorCode(none) == "unauthorized", "\(method) \(path)")
             #expect(none.headers["www-authenticate"] == "Bearer")
@@ -174,6 +176,60 @@ struct ServerTests {
         #expect(unknown.status == 404 && errorCode(unknown) == "not_found")
         let nowhere = try await server.request("GET", "/api/v1/nowhere", token: token)
         #expect(nowhere.status == 404 && errorCode(nowhere) == "not_found")
+        await server.stop()
+    }
+
+    @Test func mealsAreEachUsersOwn() async throws {
+        let server = try await LiveServer()
+        let alice = try server.token(for: "alice"), bob = try server.token(for: "bob")
+        let body = Data(#"{"foods": [{"food": "banana", "grams": 120}, {"food": "rice_dish"}], "time": "2026-11-26T07:30:00Z", "tz": "Europe/Paris"}"#.utf8)
+        let created = try await server.request("POST", "/api/v1/meals", token: alice, contentType: "application/json", body: body)
+        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+        let id = try #require(created.json["id"] as? String)
+        let foods = try #require(created.json["foods"] as? [[String: Any]])
+        #expect(foods.count == 2 && foods[0]["grams"] as? Double == 120 && foods[1]["grams"] as? Double == 163)
+        #expect(created.json["type"] as? String == "breakfast", "08:30 in Paris is breakfast")
+        #expect(((created.json["totals"] as? [String: Any])?["kcal"] as? Double ?? 0) > 300)
+        // Alice sees it by id and on its day (in her time zone); Bob gets a 404 for the same id and an empty day.
+        #expect(try await server.request("GET", "/api/v1/meals/\(id)", token: alice).status == 200)
+        let day = try await server.request("GET", "/api/v1/meals?date=2026-11-26&tz=Europe/Paris", token: alice)
+        #expect((day.json["meals"] as? [[String: Any]])?.map { $0["id"] as? String } == [id])
+        let bobsView = try await server.request("GET", "/api/v1/meals/\(id)", token: bob)
+        #expect(bobsView.status == 404 && errorCode(bobsView) == "not_found")
+        let bobsDelete = try await server.request("DELETE", "/api/v1/meals/\(id)", token: bob)
+        #expect(bobsDelete.status == 404 && errorCode(bobsDelete) == "not_found")
+        let bobsDay = try await server.request("GET", "/api/v1/meals?date=2026-11-26&tz=Europe/Paris", token: bob)
+        #expect(bobsDay.status == 200 && (bobsDay.json["meals"] as? [Any])?.isEmpty == true)
+        // A prefix of an id is not an id.
+        #expect(try await server.request("GET", "/api/v1/meals/\(id.prefix(8))", token: alice).status == 404)
+        // Still Alice's after Bob's attempts; then she deletes it.
+        #expect(try await server.request("DELETE", "/api/v1/meals/\(id)", token: alice).status == 204)
+        #expect(try await server.request("GET", "/api/v1/meals/\(id)", token: alice).status == 404)
+        await server.stop()
+    }
+
+    @Test func badMealsGetA4xxThatSaysWhatToChange() async throws {
+        let server = try await LiveServer()
+        let token = try server.token(for: "alice")
+        let cases: [(String, Int, String)] = [
+            ("not json", 400, "invalid_body"),
+            (#"{"time": "2026-11-26T07:30:00Z"}"#, 400, "invalid_body"),
+            (#"{"foods": []}"#, 400, "invalid_foods"),
+            (#"{"foods": [{"food": "banana"}], "type": "brunch"}"#, 400, "invalid_body"),
+            (#"{"foods": [{"food": "banana"}], "time": "yesterday"}"#, 400, "invalid_body"),
+            (#"{"foods": [{"food": "banana"}], "tz": "Mars/Olympus"}"#, 400, "invalid_time_zone"),
+            (#"{"foods": [{"food": "qqqzzzxxx"}]}"#, 422, "unknown_food"),
+            (#"{"foods": [{"food": "banana", "grams": -5}]}"#, 400, "invalid_foods"),
+            (#"{"foods": [{"food": " "}]}"#, 400, "invalid_foods"),
+        ]
+        for (body, status, code) in cases {
+            let reply = try await server.request("POST", "/api/v1/meals", token: token, contentType: "application/json", body: Data(body.utf8))
+            #expect(reply.status == status && errorCode(reply) == code, "\(body): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+        }
+        for query in ["", "?date=2026-13-01", "?date=26-11-2026", "?date=2026-11-26&tz=Nowhere"] {
+            let reply = try await server.request("GET", "/api/v1/meals" + query, token: token)
+            #expect(reply.status == 400 && errorCode(reply) != nil, "\(query)")
+        }
         await server.stop()
     }
 }

@@ -1,0 +1,156 @@
+import FoodCore
+import FoodMoment
+import Foundation
+import Hummingbird
+import MealStore
+import Nutrition
+
+/// Each user's diary is a MealStore of their own (`DATA/users/<id>/meals.sqlite`): one user's rows cannot reach
+/// another's, whatever a query asks. Stores are opened once and kept.
+final class UserStores: @unchecked Sendable {
+    private let directory: String
+    private let lock = NSLock()
+    private var open: [UserID: MealStore] = [:]
+
+    init(dataDirectory: String) { directory = dataDirectory + "/users" }
+
+    func store(for user: UserID) throws -> MealStore {
+        lock.lock(); defer { lock.unlock() }
+        if let s = open[user] { return s }
+        // Days, meal types and windows are computed per request in the caller's time zone; the store keeps UTC.
+        let s = try MealStore(path: directory + "/" + user.rawValue + "/meals.sqlite", timeZone: TimeZone(identifier: "UTC")!)
+        open[user] = s
+        return s
+    }
+}
+
+/// `POST /api/v1/meals`.
+struct NewMeal: Decodable {
+    struct Item: Decodable {
+        /// A recognition label (`banana`, as `detected_foods[].label` gives it) or a food's name.
+        var food: String
+        var grams: Double?
+    }
+    var foods: [Item]
+    var time: Date?
+    var type: MealType?
+    var title: String?
+    /// IANA time zone of the user (`Asia/Shanghai`); decides the meal type when none is given. Default UTC.
+    var tz: String?
+}
+
+struct MealRoutes: Sendable {
+    let stores: UserStores
+    let nutrition: NutritionDatabase
+
+    static func user(_ context: APIContext) throws -> UserID {
+        guard let user = context.user else { throw APIError.unauthorized }
+        return user
+    }
+
+    static func timeZone(_ name: String?) throws -> TimeZone {
+        guard let name, !name.isEmpty else { return TimeZone(identifier: "UTC")! }
+        guard let tz = TimeZone(identifier: name) else {
+            throw APIError.badRequest("invalid_time_zone", "tz \(name) is not an IANA time zone (e.g. Europe/Paris, Asia/Shanghai)")
+        }
+        return tz
+    }
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try DiaryExport.encoder().encode(value)
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    @Sendable func create(_ request: Request, context: APIContext) async throws -> Response {
+        let user = try Self.user(context)
+        var request = request
+        let body = try await request.collectBody(upTo: 1 << 20)
+        let meal: NewMeal
+        do {
+            meal = try DiaryExport.decoder().decode(NewMeal.self, from: Data(body.readableBytesView))
+        } catch {
+            throw APIError.badRequest("invalid_body", "the body must be JSON like {\"foods\": [{\"food\": \"banana\", \"grams\": 120}], "
+                                      + "\"time\": \"2026-11-26T08:00:00Z\", \"type\": \"breakfast\", \"tz\": \"Europe/Paris\"} (\(Self.reason(error)))")
+        }
+        guard (1...50).contains(meal.foods.count) else {
+            throw APIError.badRequest("invalid_foods", "a meal has 1 to 50 foods, not \(meal.foods.count)")
+        }
+        let tz = try Self.timeZone(meal.tz)
+        var foods: [MealFood] = []
+        for (i, item) in meal.foods.enumerated() {
+            do { foods.append(try ManualFood.make(name: item.food, grams: item.grams, db: nutrition)) } catch {
+                if case .notFound = error { throw APIError(.unprocessableContent, code: "unknown_food", "foods[\(i)]: \(error.description)") }
+                throw APIError.badRequest("invalid_foods", "foods[\(i)]: \(error.description)")
+            }
+        }
+        let time = meal.time ?? Date()
+        let store = try stores.store(for: user)
+        let record: MealRecord
+        do {
+            record = try store.addMeal(time: time, type: meal.type ?? MealWindows.standard.type(at: time, timeZone: tz), foods: foods,
+                                       title: meal.title)
+        } catch let error as MealStoreError {
+            guard case .invalidValue = error else { throw error }
+            throw APIError(.unprocessableContent, code: "invalid_meal", error.description)
+        }
+        return try Self.json(record, status: .created)
+    }
+
+    @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
+        let user = try Self.user(context)
+        let tz = try Self.timeZone(request.uri.queryParameters.get("tz"))
+        guard let text = request.uri.queryParameters.get("date"), let day = CivilDay(text, timeZone: tz) else {
+            throw APIError.badRequest("invalid_date", "give the day as date=YYYY-MM-DD (the user's local day; tz= sets the time zone, default UTC)")
+        }
+        let meals = try stores.store(for: user).meals(from: day.start, to: day.end)
+        return try Self.json(["meals": meals])
+    }
+
+    @Sendable func get(_ request: Request, context: APIContext) async throws -> Response {
+        try Self.json(try find(context))
+    }
+
+    @Sendable func delete(_ request: Request, context: APIContext) async throws -> Response {
+        let meal = try find(context)
+        _ = try stores.store(for: try Self.user(context)).deleteMeal(id: meal.id)
+        return Response(status: .noContent)
+    }
+
+    /// The caller's meal with exactly this id; anyone else's (or none) is a 404, never a 403.
+    func find(_ context: APIContext) throws -> MealRecord {
+        let user = try Self.user(context)
+        let id = context.parameters.get("id") ?? ""
+        guard let meal = try? stores.store(for: user).meal(id: id), meal.id == id else {
+            throw APIError.notFound("no meal \(id) in your diary")
+        }
+        return meal
+    }
+
+    static func reason(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): "missing \(key.stringValue)"
+        case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c):
+            "\(c.codingPath.map(\.stringValue).joined(separator: ".")): \(c.debugDescription)"
+        case DecodingError.dataCorrupted(let c):
+            c.codingPath.isEmpty ? "not JSON" : "\(c.codingPath.map(\.stringValue).joined(separator: ".")): \(c.debugDescription)"
+        default: "unreadable"
+        }
+    }
+}
+
+/// A calendar day in a time zone, as a half-open interval of instants.
+struct CivilDay {
+    let start: Date, end: Date
+
+    init?(_ text: String, timeZone: TimeZone) {
+        let parts = text.split(separator: "-")
+        guard text.count == 10, parts.count == 3, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
+              (1...9999).contains(y) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let components = DateComponents(year: y, month: m, day: d)
+        guard components.isValidDate(in: calendar), let start = calendar.date(from: components),
+              let end = calendar.date(byAdding: .day, value: 1, to: start) else { return nil }
+        self.start = start; self.end = end
+    }
+}
