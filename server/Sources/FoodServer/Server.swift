@@ -161,8 +161,9 @@ struct Routes: Sendable {
         }
         init(_ food: Food, match: String, via: String?) {
             foodId = food.id; name = food.name; brand = food.brand; source = food.source.dataType; self.match = match; self.via = via
-            kcalPer100g = food.per100g[.energyKcal]; proteinGPer100g = food.per100g[.protein]
-            carbsGPer100g = food.per100g[.carbohydrate]; fatGPer100g = food.per100g[.fat]
+            // The tables hold Float values: rounded to 0.001 like the CLI's JSON, not 3.190000057220459.
+            func v(_ n: Nutrient) -> Double? { food.per100g[n].map { ($0 * 1000).rounded() / 1000 } }
+            kcalPer100g = v(.energyKcal); proteinGPer100g = v(.protein); carbsGPer100g = v(.carbohydrate); fatGPer100g = v(.fat)
         }
     }
 

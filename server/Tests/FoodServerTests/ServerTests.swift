@@ -160,6 +160,12 @@ struct ServerTests {
         let results = try #require(hits.json["results"] as? [[String: Any]])
         #expect(hits.status == 200 && (1...3).contains(results.count))
         #expect((results.first?["name"] as? String)?.lowercased().contains("banana") == true && results.first?["kcal_per_100g"] is Double)
+        for hit in results {
+            for key in ["kcal_per_100g", "protein_g_per_100g", "carbs_g_per_100g", "fat_g_per_100g"] {
+                let v = hit[key] as? Double ?? 0
+                #expect(abs(v * 1000 - (v * 1000).rounded()) < 1e-6, "\(key) \(v) is rounded to 0.001")
+            }
+        }
         let zh = try await server.request("GET", "/api/v1/food/search?q=%E9%A6%99%E8%95%89", token: token)  // 香蕉
         #expect(((zh.json["results"] as? [[String: Any]])?.first?["name"] as? String)?.lowercased().contains("banana") == true)
         for (query, code) in [("", "invalid_query"), ("?q=banana&limit=0", "invalid_limit"), ("?q=banana&limit=lots", "invalid_limit")] {
