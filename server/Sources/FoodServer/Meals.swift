@@ -154,3 +154,45 @@ struct CivilDay {
         self.start = start; self.end = end
     }
 }
+
+/// `POST /api/v1/water`, `GET /api/v1/water?date=&tz=`.
+struct WaterRoutes: Sendable {
+    let stores: UserStores
+
+    struct NewWater: Decodable {
+        var milliliters: Double
+        var time: Date?
+    }
+
+    struct Day: Encodable {
+        var water: [WaterLog]
+        var totalMl: Double
+        enum CodingKeys: String, CodingKey { case water, totalMl = "total_ml" }
+    }
+
+    @Sendable func create(_ request: Request, context: APIContext) async throws -> Response {
+        let user = try MealRoutes.user(context)
+        var request = request
+        let body = try await request.collectBody(upTo: 64 << 10)
+        let new: NewWater
+        do { new = try DiaryExport.decoder().decode(NewWater.self, from: Data(body.readableBytesView)) } catch {
+            throw APIError.badRequest("invalid_body", "the body must be JSON like {\"milliliters\": 250, \"time\": \"2026-11-26T08:00:00Z\"} (\(MealRoutes.reason(error)))")
+        }
+        do {
+            return try MealRoutes.json(try stores.store(for: user).addWater(milliliters: new.milliliters, at: new.time), status: .created)
+        } catch let error as MealStoreError {
+            guard case .invalidValue = error else { throw error }
+            throw APIError.badRequest("invalid_amount", error.description)
+        }
+    }
+
+    @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
+        let user = try MealRoutes.user(context)
+        let tz = try MealRoutes.timeZone(request.uri.queryParameters.get("tz"))
+        guard let text = request.uri.queryParameters.get("date"), let day = CivilDay(text, timeZone: tz) else {
+            throw APIError.badRequest("invalid_date", "give the day as date=YYYY-MM-DD (the user's local day; tz= sets the time zone, default UTC)")
+        }
+        let logs = try stores.store(for: user).waterLogs(from: day.start, to: day.end)
+        return try MealRoutes.json(Day(water: logs, totalMl: logs.reduce(0) { $0 + $1.milliliters }))
+    }
+}

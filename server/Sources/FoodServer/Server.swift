@@ -111,11 +111,15 @@ public enum FoodServer {
         api.post("food/analyze", use: routes.analyze)
         api.get("food/search", use: routes.search)
         api.get("food/barcode/{code}", use: routes.barcode)
-        let meals = MealRoutes(stores: UserStores(dataDirectory: config.dataDirectory), nutrition: nutrition)
+        let stores = UserStores(dataDirectory: config.dataDirectory)
+        let meals = MealRoutes(stores: stores, nutrition: nutrition)
         api.post("meals", use: meals.create)
         api.get("meals", use: meals.list)
         api.get("meals/{id}", use: meals.get)
         api.delete("meals/{id}", use: meals.delete)
+        let water = WaterRoutes(stores: stores)
+        api.post("water", use: water.create)
+        api.get("water", use: water.list)
 
         return Application(router: router,
                            configuration: .init(address: .hostname(config.host, port: config.port), serverName: "FoodMoment"),

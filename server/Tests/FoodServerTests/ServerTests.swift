@@ -89,7 +89,8 @@ struct ServerTests {
         let server = try await LiveServer()
         let good = try server.token(for: "alice")
         let routes = [("POST", "/api/v1/food/analyze"), ("GET", "/api/v1/food/search?q=banana"), ("GET", "/api/v1/food/barcode/5000112637922"),
-                      ("POST", "/api/v1/meals"), ("GET", "/api/v1/meals?date=2026-11-26"), ("GET", "/api/v1/meals/abc"), ("DELETE", "/api/v1/meals/abc")]
+                      ("POST", "/api/v1/meals"), ("GET", "/api/v1/meals?date=2026-11-26"), ("GET", "/api/v1/meals/abc"), ("DELETE", "/api/v1/meals/abc"),
+                      ("POST", "/api/v1/water"), ("GET", "/api/v1/water?date=2026-11-26")]
         for (method, path) in routes {
             let none = try await server.request(method, path)
             #expect(none.status == 401 && errorCode(none) == "unauthorized", "\(method) \(path)")
@@ -235,6 +236,30 @@ struct ServerTests {
         for query in ["", "?date=2026-13-01", "?date=26-11-2026", "?date=2026-11-26&tz=Nowhere"] {
             let reply = try await server.request("GET", "/api/v1/meals" + query, token: token)
             #expect(reply.status == 400 && errorCode(reply) != nil, "\(query)")
+        }
+        await server.stop()
+    }
+
+    @Test func waterIsEachUsersOwnAndAddsUp() async throws {
+        let server = try await LiveServer()
+        let alice = try server.token(for: "alice"), bob = try server.token(for: "bob")
+        for (ml, time) in [(250.0, "2026-11-26T06:00:00Z"), (500.0, "2026-11-26T20:00:00Z"), (300.0, "2026-11-26T23:30:00Z")] {
+            let body = Data(#"{"milliliters": \#(ml), "time": "\#(time)"}"#.utf8)
+            let reply = try await server.request("POST", "/api/v1/water", token: alice, contentType: "application/json", body: body)
+            #expect(reply.status == 201 && reply.json["milliliters"] as? Double == ml)
+        }
+        // 20:00 and 23:30 UTC are the next day in Shanghai (UTC+8): a day's total follows the caller's time zone.
+        let utc = try await server.request("GET", "/api/v1/water?date=2026-11-26", token: alice)
+        #expect(utc.json["total_ml"] as? Double == 1050 && (utc.json["water"] as? [Any])?.count == 3)
+        let shanghai = try await server.request("GET", "/api/v1/water?date=2026-11-26&tz=Asia/Shanghai", token: alice)
+        #expect(shanghai.json["total_ml"] as? Double == 250)
+        let next = try await server.request("GET", "/api/v1/water?date=2026-11-27&tz=Asia/Shanghai", token: alice)
+        #expect(next.json["total_ml"] as? Double == 800)
+        let bobs = try await server.request("GET", "/api/v1/water?date=2026-11-26", token: bob)
+        #expect(bobs.status == 200 && bobs.json["total_ml"] as? Double == 0)
+        for body in [#"{"milliliters": 0}"#, #"{"milliliters": 20000}"#, #"{"ml": 250}"#, "250"] {
+            let reply = try await server.request("POST", "/api/v1/water", token: alice, contentType: "application/json", body: Data(body.utf8))
+            #expect(reply.status == 400 && errorCode(reply) != nil, "\(body): \(reply.status)")
         }
         await server.stop()
     }
