@@ -36,9 +36,12 @@ public struct APIError: Error, HTTPResponseError, Sendable, Equatable {
 
 /// JSON bodies: snake_case keys come from each type's CodingKeys, sorted keys keep answers diffable.
 enum JSONResponse {
-    static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok, encoder: JSONEncoder? = nil) throws -> Response {
+        let encoder = encoder ?? {
+            let e = JSONEncoder()
+            e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return e
+        }()
         let data = try encoder.encode(value)
         return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
                         body: .init(byteBuffer: ByteBuffer(bytes: data)))

@@ -56,22 +56,35 @@ struct MealRoutes: Sendable {
         return tz
     }
 
+    /// Diary values as the CLI's `--json` prints them (ISO 8601 times with milliseconds).
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try DiaryExport.encoder().encode(value)
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        try JSONResponse.make(value, status: status, encoder: DiaryExport.encoder())
+    }
+
+    /// The local day a list asks for: `date=YYYY-MM-DD` in `tz` (default UTC).
+    static func day(_ request: Request) throws -> CivilDay {
+        let tz = try timeZone(request.uri.queryParameters.get("tz"))
+        guard let text = request.uri.queryParameters.get("date"), let day = CivilDay(text, timeZone: tz) else {
+            throw APIError.badRequest("invalid_date", "give the day as date=YYYY-MM-DD (the user's local day; tz= sets the time zone, default UTC)")
+        }
+        return day
+    }
+
+    /// A JSON body of at most `limit` bytes, or a 400 that shows the shape expected (`example`) and what was wrong.
+    static func body<T: Decodable>(_ type: T.Type, of request: Request, limit: Int, example: String) async throws -> T {
+        var request = request
+        let body = try await request.collectBody(upTo: limit)
+        do {
+            return try DiaryExport.decoder().decode(T.self, from: Data(body.readableBytesView))
+        } catch {
+            throw APIError.badRequest("invalid_body", "the body must be JSON like \(example) (\(reason(error)))")
+        }
     }
 
     @Sendable func create(_ request: Request, context: APIContext) async throws -> Response {
         let user = try Self.user(context)
-        var request = request
-        let body = try await request.collectBody(upTo: 1 << 20)
-        let meal: NewMeal
-        do {
-            meal = try DiaryExport.decoder().decode(NewMeal.self, from: Data(body.readableBytesView))
-        } catch {
-            throw APIError.badRequest("invalid_body", "the body must be JSON like {\"foods\": [{\"food\": \"banana\", \"grams\": 120}], "
-                                      + "\"time\": \"2026-11-26T08:00:00Z\", \"type\": \"breakfast\", \"tz\": \"Europe/Paris\"} (\(Self.reason(error)))")
-        }
+        let meal = try await Self.body(NewMeal.self, of: request, limit: 1 << 20, example: #"{"foods": [{"food": "banana", "grams": 120}], "#
+                                       + #""time": "2026-11-26T08:00:00Z", "type": "breakfast", "tz": "Europe/Paris"}"#)
         guard (1...50).contains(meal.foods.count) else {
             throw APIError.badRequest("invalid_foods", "a meal has 1 to 50 foods, not \(meal.foods.count)")
         }
@@ -98,10 +111,7 @@ struct MealRoutes: Sendable {
 
     @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
         let user = try Self.user(context)
-        let tz = try Self.timeZone(request.uri.queryParameters.get("tz"))
-        guard let text = request.uri.queryParameters.get("date"), let day = CivilDay(text, timeZone: tz) else {
-            throw APIError.badRequest("invalid_date", "give the day as date=YYYY-MM-DD (the user's local day; tz= sets the time zone, default UTC)")
-        }
+        let day = try Self.day(request)
         let meals = try stores.store(for: user).meals(from: day.start, to: day.end)
         return try Self.json(["meals": meals])
     }
@@ -172,12 +182,8 @@ struct WaterRoutes: Sendable {
 
     @Sendable func create(_ request: Request, context: APIContext) async throws -> Response {
         let user = try MealRoutes.user(context)
-        var request = request
-        let body = try await request.collectBody(upTo: 64 << 10)
-        let new: NewWater
-        do { new = try DiaryExport.decoder().decode(NewWater.self, from: Data(body.readableBytesView)) } catch {
-            throw APIError.badRequest("invalid_body", "the body must be JSON like {\"milliliters\": 250, \"time\": \"2026-11-26T08:00:00Z\"} (\(MealRoutes.reason(error)))")
-        }
+        let new = try await MealRoutes.body(NewWater.self, of: request, limit: 64 << 10,
+                                            example: #"{"milliliters": 250, "time": "2026-11-26T08:00:00Z"}"#)
         do {
             return try MealRoutes.json(try stores.store(for: user).addWater(milliliters: new.milliliters, at: new.time), status: .created)
         } catch let error as MealStoreError {
@@ -188,10 +194,7 @@ struct WaterRoutes: Sendable {
 
     @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
         let user = try MealRoutes.user(context)
-        let tz = try MealRoutes.timeZone(request.uri.queryParameters.get("tz"))
-        guard let text = request.uri.queryParameters.get("date"), let day = CivilDay(text, timeZone: tz) else {
-            throw APIError.badRequest("invalid_date", "give the day as date=YYYY-MM-DD (the user's local day; tz= sets the time zone, default UTC)")
-        }
+        let day = try MealRoutes.day(request)
         let logs = try stores.store(for: user).waterLogs(from: day.start, to: day.end)
         return try MealRoutes.json(Day(water: logs, totalMl: logs.reduce(0) { $0 + $1.milliliters }))
     }

@@ -1,6 +1,7 @@
 import Barcodes
 import FoodCore
 import FoodMoment
+import FoodRecognition
 import Foundation
 import Hummingbird
 import ImageCodecs
@@ -91,14 +92,18 @@ public enum FoodServer {
         maxUploadSize = config.maxBodyBytes
         let accounts = try AccountStore(path: config.accountsPath)
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: 224, maxPixels: config.maxPixels, maxFileBytes: config.maxBodyBytes))
-        let analyzers = try (0..<max(1, config.analyzers)).map { _ in
-            try MealAnalyzer.load(modelsDirectory: config.modelsDirectory, nutritionDirectory: config.nutritionDirectory,
-                                  userDataDirectory: nil, decoder: decoder)
+        // The nutrition tables are read once and shared; each analyzer needs its own recognizer (its own arena).
+        let first = try MealAnalyzer.load(modelsDirectory: config.modelsDirectory, nutritionDirectory: config.nutritionDirectory,
+                                          userDataDirectory: nil, decoder: decoder)
+        let analyzers = try [first] + (1..<max(1, config.analyzers)).map { _ in
+            MealAnalyzer(decoder: decoder, recognizer: try FoodRecognizer.load(
+                modelsDirectory: config.modelsDirectory ?? ResourceLocator.modelsDirectory(), userDataDirectory: nil,
+                portions: first.recognizer.portions), nutrition: first.nutrition)
         }
-        guard let nutrition = analyzers[0].nutrition else {
+        guard let nutrition = first.nutrition else {
             throw APIError(.internalServerError, code: "no_nutrition_tables", "the nutrition tables did not load (nutrition-db/ or FOODMOMENT_NUTRITION_DB)")
         }
-        let routes = Routes(accounts: accounts, pool: AnalyzerPool(analyzers), nutrition: nutrition, config: config)
+        let routes = Routes(pool: AnalyzerPool(analyzers), nutrition: nutrition)
 
         let router = Router(context: APIContext.self)
         router.add(middleware: ErrorShapeMiddleware())
@@ -129,10 +134,8 @@ public enum FoodServer {
 }
 
 struct Routes: Sendable {
-    let accounts: AccountStore
     let pool: AnalyzerPool
     let nutrition: NutritionDatabase
-    let config: ServerConfiguration
 
     static let photoTypes = ["image/jpeg", "image/png", "image/heic", "image/heif", "image/webp"]
 

@@ -85,7 +85,7 @@ struct Token: AsyncParsableCommand {
 
         func run() async throws {
             try FileManager.default.createDirectory(atPath: data.directory, withIntermediateDirectories: true)
-            let store = try AccountStore(path: data.directory + "/accounts.sqlite")
+            let store = try AccountStore(path: ServerConfiguration(dataDirectory: data.directory).accountsPath)
             do {
                 let (_, token) = try store.createToken(forUser: user)
                 print(token)
