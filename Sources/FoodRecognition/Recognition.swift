@@ -262,8 +262,8 @@ public final class FoodRecognizer: @unchecked Sendable {
                               photoPortions: try PhotoPortionModel.load(modelsDirectory: modelsDirectory))
     }
 
-    /// The same models with another calibration (pass structure, localiser) and, optionally, another cell detector
-    /// or plate head.
+    /// The same models with another calibration (pass structure, localiser) and, optionally, another cell detector,
+    /// plate head, coin finder or photo-portion model (`.some(nil)` turns one off).
     public func with(calibration: RecognitionCalibration, cellDetector: CellDetector?? = nil,
                      plateHead: PlateHeadModel?? = nil, coinFinder: CoinFinder?? = nil,
                      photoPortions: PhotoPortionModel?? = nil) -> FoodRecognizer {
