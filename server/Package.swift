@@ -23,6 +23,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "4.1.0"..<"5.0.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .target(
@@ -32,19 +37,25 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "foodmoment-server",
             dependencies: ["FoodServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log")],
+                           .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+                           .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "FoodServerTests",
             dependencies: ["FoodServer", .product(name: "Hummingbird", package: "hummingbird"),
-                           .product(name: "FoodMomentServices", package: core)],
+                           .product(name: "FoodMomentServices", package: core), .product(name: "JWTKit", package: "jwt-kit"),
+                           .product(name: "_CryptoExtras", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
     ]

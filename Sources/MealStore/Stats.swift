@@ -244,6 +244,18 @@ public enum Stats {
 }
 
 extension MealStore {
+    /// The report for the period of `range` that contains `day` in `timeZone`, read from this diary (the CLI's `stats`
+    /// and the server's `/stats` both answer with it).
+    public func statsReport(range: StatsRange, day: LocalDay, today: LocalDay, timeZone: TimeZone, now: Date) throws -> StatsReport {
+        let (ps, _) = Stats.previousPeriod(range, containing: day)
+        let (_, e) = Stats.period(range, containing: day)
+        let from = ps.start(in: timeZone), to = e.adding(days: 1).start(in: timeZone)
+        let meals = try meals(from: from, to: to), water = try waterLogs(from: from, to: to)
+        let logged = try loggedDays(timeZone: timeZone), goals = try goals()
+        return Stats.report(range: range, day: day, today: today, meals: meals, water: water, loggedDays: logged,
+                            goals: goals, timeZone: timeZone, now: now)
+    }
+
     /// Every local day (in `timeZone`) that has at least one meal.
     public func loggedDays(timeZone: TimeZone? = nil) throws -> Set<LocalDay> {
         let tz = timeZone ?? self.timeZone

@@ -126,14 +126,9 @@ struct StatsCommand: AsyncParsableCommand {
         let zone = LocalDates.zone
         let r = StatsRange(rawValue: range)!
         let day = try LocalDates.day(date)
-        let (ps, _) = Stats.previousPeriod(r, containing: day)
-        let (_, e) = Stats.period(r, containing: day)
-        let from = ps.start(in: zone), to = e.adding(days: 1).start(in: zone)
-        let (meals, water, logged, goals) = try storeCall {
-            (try s.meals(from: from, to: to), try s.waterLogs(from: from, to: to), try s.loggedDays(timeZone: zone), try s.goals())
+        let (report, goals) = try storeCall {
+            (try s.statsReport(range: r, day: day, today: LocalDates.today, timeZone: zone, now: Date()), try s.goals())
         }
-        let report = Stats.report(range: r, day: day, today: LocalDates.today, meals: meals, water: water, loggedDays: logged,
-                                  goals: goals, timeZone: zone, now: Date())
         if json { try printDiaryJSON(report); return }
         print(StatsText.render(report, goals: goals, today: LocalDates.today), terminator: "")
     }

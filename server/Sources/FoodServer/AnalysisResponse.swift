@@ -44,16 +44,18 @@ public struct AnalysisResponse: Codable, Sendable, Equatable {
     public var tags: [String]
     /// True when no food we know is in the photo (`detected_foods` is then empty).
     public var unknown: Bool
+    /// True when the photo was kept (`store_photo=true`) under the caller's account.
+    public var photoStored: Bool?
 
     enum CodingKeys: String, CodingKey {
-        case tags, unknown
+        case tags, unknown, photoStored = "photo_stored"
         case imageId = "image_id", totalCalories = "total_calories", totalNutrition = "total_nutrition"
         case detectedFoods = "detected_foods", aiAnalysis = "ai_analysis"
     }
 
     public init(_ result: PhotoResult) {
         let foods = result.foods ?? []
-        imageId = result.photoHash ?? ""
+        imageId = result.photoHash ?? UUID().uuidString.lowercased()
         detectedFoods = foods.map { f in
             Food(label: f.food.label, name: f.food.name, nameZh: f.food.nameZh, emoji: f.food.emoji, color: f.food.color,
                  confidence: f.food.confidence, boundingBox: f.food.box, grams: f.food.grams, gramsSource: f.food.gramsSource.rawValue,

@@ -22,6 +22,22 @@ final class UserStores: @unchecked Sendable {
         open[user] = s
         return s
     }
+
+    func folder(_ user: UserID) -> String { directory + "/" + user.rawValue }
+
+    /// Saves a photo the user asked to keep under their own folder.
+    func savePhoto(_ bytes: [UInt8], named name: String, for user: UserID) throws {
+        let photos = folder(user) + "/photos"
+        try FileManager.default.createDirectory(atPath: photos, withIntermediateDirectories: true)
+        try Data(bytes).write(to: URL(fileURLWithPath: photos + "/" + name), options: .atomic)
+    }
+
+    /// Closes the user's diary and removes their folder (diary and photos).
+    func remove(_ user: UserID) throws {
+        lock.lock(); defer { lock.unlock() }
+        open[user] = nil
+        if FileManager.default.fileExists(atPath: folder(user)) { try FileManager.default.removeItem(atPath: folder(user)) }
+    }
 }
 
 /// `POST /api/v1/meals`.
@@ -61,9 +77,15 @@ struct MealRoutes: Sendable {
         try JSONResponse.make(value, status: status, encoder: DiaryExport.encoder())
     }
 
-    /// The local day a list asks for: `date=YYYY-MM-DD` in `tz` (default UTC).
-    static func day(_ request: Request) throws -> CivilDay {
-        let tz = try timeZone(request.uri.queryParameters.get("tz"))
+    /// The time zone a request means: `tz=`, else the profile's, else UTC.
+    static func zone(_ request: Request, _ context: APIContext) throws -> TimeZone {
+        if let name = request.uri.queryParameters.get("tz") { return try timeZone(name) }
+        return context.profileTimeZone ?? TimeZone(identifier: "UTC")!
+    }
+
+    /// The local day a list asks for: `date=YYYY-MM-DD` in the request's time zone.
+    static func day(_ request: Request, _ context: APIContext) throws -> CivilDay {
+        let tz = try zone(request, context)
         guard let text = request.uri.queryParameters.get("date"), let day = CivilDay(text, timeZone: tz) else {
             throw APIError.badRequest("invalid_date", "give the day as date=YYYY-MM-DD (the user's local day; tz= sets the time zone, default UTC)")
         }
@@ -88,7 +110,7 @@ struct MealRoutes: Sendable {
         guard (1...50).contains(meal.foods.count) else {
             throw APIError.badRequest("invalid_foods", "a meal has 1 to 50 foods, not \(meal.foods.count)")
         }
-        let tz = try Self.timeZone(meal.tz)
+        let tz = try meal.tz.map { try Self.timeZone($0) } ?? context.profileTimeZone ?? TimeZone(identifier: "UTC")!
         var foods: [MealFood] = []
         for (i, item) in meal.foods.enumerated() {
             do { foods.append(try ManualFood.make(name: item.food, grams: item.grams, db: nutrition)) } catch {
@@ -111,13 +133,73 @@ struct MealRoutes: Sendable {
 
     @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
         let user = try Self.user(context)
-        let day = try Self.day(request)
+        let day = try Self.day(request, context)
         let meals = try stores.store(for: user).meals(from: day.start, to: day.end)
         return try Self.json(["meals": meals])
     }
 
     @Sendable func get(_ request: Request, context: APIContext) async throws -> Response {
         try Self.json(try find(context))
+    }
+
+    /// `PUT /meals/{id}`: the fields given change; `foods`, when given, is the meal's new list — `{"index": i, "grams": g}`
+    /// keeps food i (0-based, as GET lists them) with new grams, `{"food": "rice", "grams": 150}` adds one. Title, tags
+    /// and totals follow the foods, as `meal edit` in the CLI.
+    struct MealUpdate: Decodable {
+        struct Item: Decodable {
+            var index: Int?
+            var food: String?
+            var grams: Double?
+        }
+        var type: MealType?
+        var time: Date?
+        var title: String?
+        var foods: [Item]?
+    }
+
+    @Sendable func update(_ request: Request, context: APIContext) async throws -> Response {
+        let meal = try find(context)
+        let change = try await Self.body(MealUpdate.self, of: request, limit: 1 << 20,
+                                         example: #"{"foods": [{"index": 0, "grams": 90}, {"food": "rice", "grams": 150}], "type": "lunch"}"#)
+        var edits: [MealEdit] = []
+        if let t = change.type { edits.append(.type(t)) }
+        if let t = change.time { edits.append(.time(t)) }
+        if let t = change.title { edits.append(.title(t)) }
+        if let items = change.foods {
+            guard (1...50).contains(items.count) else { throw APIError.badRequest("invalid_foods", "a meal has 1 to 50 foods, not \(items.count)") }
+            var foods: [MealFood] = []
+            for (i, item) in items.enumerated() {
+                switch (item.index, item.food) {
+                case (let index?, nil):
+                    guard meal.foods.indices.contains(index) else {
+                        throw APIError(.unprocessableContent, code: "invalid_foods",
+                                       "foods[\(i)]: the meal has foods 0…\(meal.foods.count - 1), not \(index)")
+                    }
+                    var food = meal.foods[index]
+                    if let g = item.grams {
+                        guard g.isFinite, g >= 0, g <= 20_000 else { throw APIError.badRequest("invalid_foods", "foods[\(i)]: grams must be 0–20000") }
+                        food.setGrams(g)
+                    }
+                    foods.append(food)
+                case (nil, let name?):
+                    do { foods.append(try ManualFood.make(name: name, grams: item.grams, db: nutrition)) } catch {
+                        if case .notFound = error { throw APIError(.unprocessableContent, code: "unknown_food", "foods[\(i)]: \(error.description)") }
+                        throw APIError.badRequest("invalid_foods", "foods[\(i)]: \(error.description)")
+                    }
+                default:
+                    throw APIError.badRequest("invalid_foods", "foods[\(i)]: give either index (a food of this meal) or food (a name), not both or neither")
+                }
+            }
+            edits += meal.foods.indices.reversed().map { MealEdit.deleteFood(index: $0) }
+            edits += foods.map { MealEdit.addFood($0) }
+        }
+        guard !edits.isEmpty else { throw APIError.badRequest("nothing_to_change", "give at least one of type, time, title, foods") }
+        do {
+            return try Self.json(try stores.store(for: try Self.user(context)).edit(mealID: meal.id, edits))
+        } catch let error as MealStoreError {
+            guard case .invalidValue = error else { throw error }
+            throw APIError(.unprocessableContent, code: "invalid_meal", error.description)
+        }
     }
 
     @Sendable func delete(_ request: Request, context: APIContext) async throws -> Response {
@@ -194,7 +276,7 @@ struct WaterRoutes: Sendable {
 
     @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
         let user = try MealRoutes.user(context)
-        let day = try MealRoutes.day(request)
+        let day = try MealRoutes.day(request, context)
         let logs = try stores.store(for: user).waterLogs(from: day.start, to: day.end)
         return try MealRoutes.json(Day(water: logs, totalMl: logs.reduce(0) { $0 + $1.milliliters }))
     }

@@ -6,7 +6,9 @@ import Foundation
 import Hummingbird
 import ImageCodecs
 import Logging
+import Metrics
 import Nutrition
+import Prometheus
 
 /// What `foodmoment serve` runs with.
 public struct ServerConfiguration: Sendable {
@@ -22,6 +24,24 @@ public struct ServerConfiguration: Sendable {
     public var analyzers: Int = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
     public var modelsDirectory: String?
     public var nutritionDirectory: URL?
+    /// Longest an analysis may wait for an analyzer and run, seconds (then 503 with Retry-After).
+    public var analyzeTimeout: Double = 60
+    /// Photos one user may analyse per minute (per instance).
+    public var analyzePerMinute: Int = 30
+    /// Sign in with Apple: the app's bundle id (the identity token's `aud`); nil turns `/auth/apple` off.
+    public var appleBundleID: String?
+    public var appleKeySetURL = URL(string: "https://appleid.apple.com/auth/keys")!
+    public var keySetFetcher: (any KeySetFetcher)?
+    /// Least time between two fetches of Apple's keys caused by an unknown key id, seconds.
+    public var appleKeysRefetchInterval: TimeInterval = 60
+    /// Secret for our access tokens (at least 32 bytes; every instance must share it); nil: DATA/jwt-secret.
+    public var jwtSecret: String?
+    public var accessTokenLifetime: TimeInterval = 900
+    public var refreshTokenLifetime: TimeInterval = 60 * 86_400
+    /// Where `GET /metrics` reads from; the executable bootstraps swift-metrics with it. nil: no /metrics.
+    public var metrics: PrometheusCollectorRegistry?
+    /// An idle connection is closed after this many seconds (a slow client cannot hold one forever).
+    public var idleTimeout: Double = 60
 
     public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
 
@@ -45,13 +65,59 @@ actor AnalyzerPool {
         if waiting.isEmpty { free.append(a) } else { waiting.removeFirst().resume(returning: a) }
     }
 
-    nonisolated func analyze(_ file: PhotoFile) async -> PhotoResult {
-        let analyzer = await acquire()
-        let result = await withCheckedContinuation { (c: CheckedContinuation<PhotoResult, Never>) in
-            DispatchQueue.global().async { c.resume(returning: analyzer.analyze(file)) }
+    /// The analysis, or a 503 when waiting for an analyzer plus analysing take longer than `timeout`. A photo whose
+    /// caller has been answered is not analysed once its turn comes; one already running finishes and frees its analyzer.
+    nonisolated func analyze(_ file: PhotoFile, timeout: Duration) async throws -> PhotoResult {
+        let answer = OneAnswer<PhotoResult>()
+        let deadline = ContinuousClock.now + timeout
+        let late = APIError(.serviceUnavailable, code: "timeout",
+                            "the server is busy: the photo was not analysed within \(timeout.components.seconds) s; try again",
+                            headers: [.retryAfter: "5"])
+        let timer = Task {
+            try await Task.sleep(until: deadline)
+            answer.give(.failure(late))
         }
-        await release(analyzer)
-        return result
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { continuation in
+            answer.waitWith(continuation)
+            Task {
+                let analyzer = await self.acquire()
+                guard !answer.isGiven, ContinuousClock.now < deadline else {
+                    answer.give(.failure(late))
+                    await self.release(analyzer)
+                    return
+                }
+                DispatchQueue.global().async {
+                    let result = analyzer.analyze(file)
+                    answer.give(.success(result))
+                    Task { await self.release(analyzer) }
+                }
+            }
+        }
+    }
+}
+
+/// A continuation resumed by whichever comes first (the answer or the timeout); later gives are dropped.
+final class OneAnswer<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var early: Result<T, any Error>?
+    private var given = false
+
+    var isGiven: Bool { lock.withLock { given } }
+
+    func waitWith(_ c: CheckedContinuation<T, any Error>) {
+        lock.lock()
+        if let early { lock.unlock(); c.resume(with: early); return }
+        continuation = c
+        lock.unlock()
+    }
+
+    func give(_ result: Result<T, any Error>) {
+        lock.lock()
+        guard !given else { lock.unlock(); return }
+        given = true
+        if let c = continuation { continuation = nil; lock.unlock(); c.resume(with: result) } else { early = result; lock.unlock() }
     }
 }
 
@@ -59,21 +125,39 @@ actor AnalyzerPool {
 public struct APIContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public var user: UserID?
-    public var maxUploadSize: Int { FoodServer.maxUploadSize }
+    /// The time zone of the caller's profile, for lists and stats asked for without `tz=`.
+    public var profileTimeZone: TimeZone?
+    /// Largest body a route reads; set per request from the configuration by `BodyLimitMiddleware`.
+    public var maxUploadSize: Int = 20 << 20
 
     public init(source: Source) { coreContext = .init(source: source) }
 }
 
-/// Resolves `Authorization: Bearer TOKEN` to a user, or answers 401. The token is never logged.
+/// Gives each request this server's body limit (a context is made by the framework, which knows nothing of it).
+struct BodyLimitMiddleware: RouterMiddleware {
+    let maxBodyBytes: Int
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        var context = context
+        context.maxUploadSize = maxBodyBytes
+        return try await next(request, context)
+    }
+}
+
+/// Resolves `Authorization: Bearer TOKEN` — a personal token (`fm_…`) or one of our access tokens — to a user who still
+/// exists, or answers 401. The token is never logged.
 struct BearerAuthMiddleware: RouterMiddleware {
     let accounts: AccountStore
+    let issuer: TokenIssuer
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else { throw APIError.unauthorized }
         let token = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
-        guard let user = try accounts.user(forToken: token) else { throw APIError.unauthorized }
+        let found: UserID? = token.hasPrefix("fm_") ? try accounts.user(forToken: token) : await issuer.user(forAccessToken: token)
+        guard let user = found, let session = try accounts.session(user) else { throw APIError.unauthorized }
         var context = context
         context.user = user
+        context.profileTimeZone = session.timeZone.flatMap(TimeZone.init(identifier:))
         context.logger[metadataKey: "user"] = .string(user.rawValue)
         return try await next(request, context)
     }
@@ -81,15 +165,11 @@ struct BearerAuthMiddleware: RouterMiddleware {
 
 /// The FoodMoment server: the CLI's pipeline and tables behind `/api/v1`.
 public enum FoodServer {
-    /// Set once from the configuration before the application starts (a request context cannot carry it in).
-    nonisolated(unsafe) static var maxUploadSize = 20 << 20
-
     /// The application, ready to `runService()`; `onServerRunning` receives the bound port (0 in the
     /// configuration picks a free one).
     public static func application(_ config: ServerConfiguration, logger: Logger,
-                                   onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
+                                   onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws -> some ApplicationProtocol {
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
-        maxUploadSize = config.maxBodyBytes
         let accounts = try AccountStore(path: config.accountsPath)
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: 224, maxPixels: config.maxPixels, maxFileBytes: config.maxBodyBytes))
         // The nutrition tables are read once and shared; each analyzer needs its own recognizer (its own arena).
@@ -103,30 +183,70 @@ public enum FoodServer {
         guard let nutrition = first.nutrition else {
             throw APIError(.internalServerError, code: "no_nutrition_tables", "the nutrition tables did not load (nutrition-db/ or FOODMOMENT_NUTRITION_DB)")
         }
-        let routes = Routes(pool: AnalyzerPool(analyzers), nutrition: nutrition)
+        let stores = UserStores(dataDirectory: config.dataDirectory)
+        let routes = Routes(pool: AnalyzerPool(analyzers), nutrition: nutrition, stores: stores, timeout: config.analyzeTimeout,
+                            limiter: RateLimiter(perMinute: config.analyzePerMinute))
+        let secret = try TokenIssuer.secret(environment: config.jwtSecret, dataDirectory: config.dataDirectory)
+        let issuer = await TokenIssuer(secret: secret, accessLifetime: config.accessTokenLifetime,
+                                       refreshLifetime: config.refreshTokenLifetime, accounts: accounts)
+        let apple = config.appleBundleID.map {
+            AppleIdentityVerifier(keySetURL: config.appleKeySetURL, bundleID: $0, fetcher: config.keySetFetcher ?? NoKeySetFetcher(),
+                                  refetchInterval: config.appleKeysRefetchInterval)
+        }
+        let auth = AuthRoutes(apple: apple, issuer: issuer, accounts: accounts, stores: stores)
 
         let router = Router(context: APIContext.self)
+        router.add(middleware: BodyLimitMiddleware(maxBodyBytes: config.maxBodyBytes))
         router.add(middleware: ErrorShapeMiddleware())
+        router.add(middleware: LogRequestsMiddleware(.info))
+        if config.metrics != nil { router.add(middleware: MetricsMiddleware()) }
         router.get("healthz") { _, _ in try JSONResponse.make(["status": "ok"]) }
         router.get("readyz") { _, _ in
             let ready = accounts.isReachable()
             return try JSONResponse.make(["status": ready ? "ready" : "not_ready"], status: ready ? .ok : .serviceUnavailable)
         }
-        let api = router.group("api/v1").add(middleware: BearerAuthMiddleware(accounts: accounts))
+        if let registry = config.metrics {
+            router.get("metrics") { _, _ in
+                Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                         body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+            }
+        }
+        router.post("api/v1/auth/apple", use: auth.signInWithApple)
+        router.post("api/v1/auth/refresh", use: auth.refresh)
+        let api = router.group("api/v1")
+            .add(middleware: BearerAuthMiddleware(accounts: accounts, issuer: issuer))
+            .add(middleware: IdempotencyMiddleware(accounts: accounts))
+        api.delete("auth/account", use: auth.deleteAccount)
         api.post("food/analyze", use: routes.analyze)
         api.get("food/search", use: routes.search)
         api.get("food/barcode/{code}", use: routes.barcode)
-        let stores = UserStores(dataDirectory: config.dataDirectory)
         let meals = MealRoutes(stores: stores, nutrition: nutrition)
         api.post("meals", use: meals.create)
         api.get("meals", use: meals.list)
         api.get("meals/{id}", use: meals.get)
+        api.put("meals/{id}", use: meals.update)
         api.delete("meals/{id}", use: meals.delete)
         let water = WaterRoutes(stores: stores)
         api.post("water", use: water.create)
         api.get("water", use: water.list)
+        let stats = StatsRoutes(stores: stores)
+        api.get("stats/daily", use: stats.daily)
+        api.get("stats/weekly", use: stats.weekly)
+        api.get("stats/monthly", use: stats.monthly)
+        api.get("stats/insights", use: stats.insights)
+        let user = UserRoutes(stores: stores, accounts: accounts)
+        api.get("user/profile", use: user.profile)
+        api.put("user/profile", use: user.updateProfile)
+        api.get("user/goals", use: user.goals)
+        api.put("user/goals", use: user.updateGoals)
+        api.post("user/weight", use: user.addWeight)
+        api.get("user/weight", use: user.weights)
+        api.get("user/streaks", use: user.streaks)
+        api.get("user/achievements", use: user.achievements)
+        api.delete("user/account", use: auth.deleteAccount)
 
         return Application(router: router,
+                           server: .http1(configuration: .init(idleTimeout: .milliseconds(Int64(config.idleTimeout * 1000)))),
                            configuration: .init(address: .hostname(config.host, port: config.port), serverName: "FoodMoment"),
                            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? config.port) },
                            logger: logger)
@@ -136,6 +256,9 @@ public enum FoodServer {
 struct Routes: Sendable {
     let pool: AnalyzerPool
     let nutrition: NutritionDatabase
+    let stores: UserStores
+    let timeout: Double
+    let limiter: RateLimiter
 
     static let photoTypes = ["image/jpeg", "image/png", "image/heic", "image/heif", "image/webp"]
 
@@ -145,16 +268,42 @@ struct Routes: Sendable {
             throw APIError(.unsupportedMediaType, code: "unsupported_media_type",
                            "send the photo's bytes as the body with Content-Type \(Self.photoTypes.joined(separator: ", ")) (got \(type.isEmpty ? "none" : type))")
         }
+        let storePhoto = try Self.flag(request, "store_photo")
+        let user = try MealRoutes.user(context)
         var request = request
         let body = try await request.collectBody(upTo: context.maxUploadSize)
         let bytes = Array(body.readableBytesView)
         guard !bytes.isEmpty else { throw APIError.badRequest("empty_body", "the body is empty: send the photo's bytes") }
+        if let wait = await limiter.take(user) {
+            throw APIError(.tooManyRequests, code: "rate_limited",
+                           "at most \(limiter.perMinute) photos a minute: retry in \(wait) s", headers: [.retryAfter: String(wait)])
+        }
         let file = PhotoFile(name: "upload", bytes: bytes)
-        let result = await pool.analyze(file)
+        let result = try await pool.analyze(file, timeout: .milliseconds(Int64(timeout * 1000)))
         if let error = result.error {
             throw APIError(.unprocessableContent, code: "unreadable_image", "the photo could not be read: \(error.message)")
         }
-        return try JSONResponse.make(AnalysisResponse(result))
+        for (stage, ms) in result.timings ?? [:] {
+            Timer(label: "foodmoment_analyze_stage", dimensions: [("stage", stage)]).recordNanoseconds(Int64(ms * 1e6))
+        }
+        var response = AnalysisResponse(result)
+        if storePhoto {
+            // Kept only when asked, under the caller's own folder (removed with the account); named by content.
+            let ext = type.split(separator: "/").last.map(String.init) ?? "img"
+            try stores.savePhoto(bytes, named: response.imageId + "." + (ext == "jpeg" ? "jpg" : ext), for: user)
+            response.photoStored = true
+        }
+        return try JSONResponse.make(response)
+    }
+
+    /// A boolean query parameter: absent is false; anything but true/false/1/0 is a 400.
+    static func flag(_ request: Request, _ name: String) throws -> Bool {
+        guard let text = request.uri.queryParameters.get(name) else { return false }
+        switch text.lowercased() {
+        case "true", "1": return true
+        case "false", "0": return false
+        default: throw APIError.badRequest("invalid_\(name)", "\(name) must be true or false, not \(text)")
+        }
     }
 
     struct SearchHit: Encodable {

@@ -4,6 +4,8 @@ import FoodServer
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
+import Prometheus
 
 /// `./foodmoment serve …` runs this binary with the arguments after `serve`.
 @main
@@ -12,9 +14,14 @@ struct Serve: AsyncParsableCommand {
         commandName: "foodmoment serve",
         abstract: "The FoodMoment server: the CLI's pipeline, nutrition tables and barcodes behind /api/v1 over HTTP.",
         discussion: """
-        Every /api/v1 route needs `Authorization: Bearer TOKEN`; create a personal token with `token create`. \
-        GET /healthz and /readyz need none. Errors are JSON: {"error": {"code", "message"}}. SIGTERM or Ctrl-C \
-        lets requests in flight finish, then stops.
+        Every /api/v1 route needs `Authorization: Bearer TOKEN`: a personal token from `token create`, or the access \
+        token POST /api/v1/auth/apple gives for a Sign in with Apple identity token (with --apple-bundle-id). \
+        GET /healthz, /readyz and /metrics need none. Errors are JSON: {"error": {"code", "message"}}. SIGTERM or \
+        Ctrl-C lets requests in flight finish, then stops.
+
+        Every option can also come from the environment: FOODMOMENT_SERVER_<OPTION> (e.g. FOODMOMENT_SERVER_PORT=8080, \
+        FOODMOMENT_SERVER_APPLE_BUNDLE_ID=com.example.app); a flag wins over the environment. The access tokens' \
+        secret comes from FOODMOMENT_JWT_SECRET (32+ bytes, the same on every instance), else DATA/jwt-secret.
 
         Examples:
           ./foodmoment serve --port 8080
@@ -30,36 +37,86 @@ struct Serve: AsyncParsableCommand {
 struct DataOption: ParsableArguments {
     @Option(help: "The server's data folder (default: <your data folder>/server).") var data: String?
 
-    var directory: String { data ?? ResourceLocator.userDataDirectory() + "/server" }
+    var directory: String { data ?? Environment.value("data") ?? ResourceLocator.userDataDirectory() + "/server" }
+}
+
+/// `FOODMOMENT_SERVER_<NAME>`: the environment's value for an option left out on the command line.
+enum Environment {
+    static func value(_ option: String) -> String? {
+        let key = "FOODMOMENT_SERVER_" + option.uppercased().replacingOccurrences(of: "-", with: "_")
+        return ProcessInfo.processInfo.environment[key].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    static func number<T: LosslessStringConvertible>(_ option: String, _ fallback: T) throws -> T {
+        guard let text = value(option) else { return fallback }
+        guard let v = T(text) else { throw ValidationError("FOODMOMENT_SERVER_\(option.uppercased().replacingOccurrences(of: "-", with: "_"))=\(text) is not a number") }
+        return v
+    }
 }
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "run", abstract: "Serve the API (the default).")
 
-    @Option(help: "Address to listen on.") var host = "127.0.0.1"
-    @Option(help: "Port to listen on (0: any free port, printed at start).") var port = 8080
+    @Option(help: "Address to listen on (default 127.0.0.1).") var host: String?
+    @Option(help: "Port to listen on (0: any free port, printed at start; default 8080).") var port: Int?
     @OptionGroup var data: DataOption
-    @Option(help: "Largest request body in MB (a photo).") var maxBodyMb = 20
-    @Option(help: "Photos analysed at once (each holds its own copy of the models, ~40 MB).") var analyzers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @Option(help: "Largest request body in MB (a photo; default 20).") var maxBodyMb: Int?
+    @Option(help: "Photos analysed at once (each holds its own copy of the models, ~40 MB; default: cores, at most 4).") var analyzers: Int?
+    @Option(help: "Longest an analysis may wait and run, seconds, before a 503 with Retry-After (default 60).") var analyzeTimeout: Double?
+    @Option(help: "Photos one user may analyse per minute, per instance (default 30); more get 429 with Retry-After.") var analyzePerMinute: Int?
+    @Option(help: "Sign in with Apple: the app's bundle id (the identity token's audience). Without it /auth/apple is off.") var appleBundleId: String?
+    @Option(help: "Where Apple's signing keys are published (JWKS).") var appleJwksUrl: String?
+    @Option(help: "Lifetime of an access token, minutes (default 15).") var accessTokenMinutes: Double?
+    @Option(help: "Lifetime of a refresh token, days (default 60).") var refreshTokenDays: Double?
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (default info).") var logLevel: String?
 
-    func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, not \(port)") }
-        guard (1...512).contains(maxBodyMb) else { throw ValidationError("--max-body-mb must be 1…512, not \(maxBodyMb)") }
-        guard (1...64).contains(analyzers) else { throw ValidationError("--analyzers must be 1…64, not \(analyzers)") }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not one of trace, debug, info, notice, warning, error, critical") }
+    func configuration() throws -> (ServerConfiguration, Logger.Level) {
+        var c = ServerConfiguration(dataDirectory: data.directory)
+        c.host = host ?? Environment.value("host") ?? c.host
+        c.port = try port ?? Environment.number("port", c.port)
+        c.maxBodyBytes = (try maxBodyMb ?? Environment.number("max-body-mb", 20)) << 20
+        c.analyzers = try analyzers ?? Environment.number("analyzers", c.analyzers)
+        c.analyzeTimeout = try analyzeTimeout ?? Environment.number("analyze-timeout", c.analyzeTimeout)
+        c.analyzePerMinute = try analyzePerMinute ?? Environment.number("analyze-per-minute", c.analyzePerMinute)
+        c.appleBundleID = appleBundleId ?? Environment.value("apple-bundle-id")
+        if let text = appleJwksUrl ?? Environment.value("apple-jwks-url") {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? "") else {
+                throw ValidationError("--apple-jwks-url \(text) is not an http(s) URL")
+            }
+            c.appleKeySetURL = url
+        }
+        c.accessTokenLifetime = (try accessTokenMinutes ?? Environment.number("access-token-minutes", 15)) * 60
+        c.refreshTokenLifetime = (try refreshTokenDays ?? Environment.number("refresh-token-days", 60)) * 86_400
+        c.jwtSecret = ProcessInfo.processInfo.environment["FOODMOMENT_JWT_SECRET"]
+        let level = logLevel ?? Environment.value("log-level") ?? "info"
+        guard (0...65535).contains(c.port) else { throw ValidationError("--port must be 0…65535, not \(c.port)") }
+        guard (1...512).contains(c.maxBodyBytes >> 20) else { throw ValidationError("--max-body-mb must be 1…512, not \(c.maxBodyBytes >> 20)") }
+        guard (1...64).contains(c.analyzers) else { throw ValidationError("--analyzers must be 1…64, not \(c.analyzers)") }
+        guard c.analyzeTimeout >= 1, c.analyzeTimeout <= 3600 else { throw ValidationError("--analyze-timeout must be 1…3600 s, not \(c.analyzeTimeout)") }
+        guard (1...100_000).contains(c.analyzePerMinute) else { throw ValidationError("--analyze-per-minute must be 1…100000, not \(c.analyzePerMinute)") }
+        guard c.accessTokenLifetime >= 60, c.accessTokenLifetime <= 86_400 else { throw ValidationError("--access-token-minutes must be 1…1440") }
+        guard c.refreshTokenLifetime >= 3600, c.refreshTokenLifetime <= 400 * 86_400 else { throw ValidationError("--refresh-token-days must be 0.05…400") }
+        if let secret = c.jwtSecret, !secret.isEmpty, secret.utf8.count < 32 { throw ValidationError("FOODMOMENT_JWT_SECRET must be at least 32 bytes") }
+        guard let parsed = Logger.Level(rawValue: level) else { throw ValidationError("--log-level \(level) is not one of trace, debug, info, notice, warning, error, critical") }
+        return (c, parsed)
     }
 
+    func validate() throws { _ = try configuration() }
+
     func run() async throws {
-        var logger = Logger(label: "foodmoment.server")
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        var config = ServerConfiguration(dataDirectory: data.directory)
-        config.host = host
-        config.port = port
-        config.maxBodyBytes = maxBodyMb << 20
-        config.analyzers = analyzers
-        let host = self.host, directory = config.dataDirectory
-        let app = try FoodServer.application(config, logger: logger) { bound in
+        var (config, level) = try configuration()
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        config.metrics = registry
+        config.keySetFetcher = URLSessionKeySetFetcher()
+        let logger = Logger(label: "foodmoment.server")
+        let host = config.host, directory = config.dataDirectory
+        let app = try await FoodServer.application(config, logger: logger) { bound in
             FileHandle.standardOutput.write(Data("foodmoment serve: listening on http://\(host):\(bound) (data: \(directory))\n".utf8))
         }
         try await app.runService()

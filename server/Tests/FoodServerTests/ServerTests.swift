@@ -17,7 +17,7 @@ final class LiveServer: @unchecked Sendable {
     let data: String
     private let task: Task<Void, any Error>
 
-    init(maxBodyBytes: Int = 20 << 20) async throws {
+    init(maxBodyBytes: Int = 20 << 20, configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
         data = NSTemporaryDirectory() + "foodmoment-server-" + UUID().uuidString
         var config = ServerConfiguration(dataDirectory: data)
         config.host = "127.0.0.1"
@@ -26,10 +26,11 @@ final class LiveServer: @unchecked Sendable {
         config.analyzers = 1
         config.modelsDirectory = repoRoot + "/models"
         config.nutritionDirectory = URL(fileURLWithPath: repoRoot + "/nutrition-db")
+        configure(&config)
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let app = try FoodServer.application(config, logger: logger) { port in continuation.yield(port) }
+        let app = try await FoodServer.application(config, logger: logger) { port in continuation.yield(port) }
         task = Task { try await app.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw URLError(.cannotConnectToHost) }
@@ -53,9 +54,11 @@ final class LiveServer: @unchecked Sendable {
         var body: Data
     }
 
-    func request(_ method: String, _ path: String, token: String? = nil, contentType: String? = nil, body: Data? = nil) async throws -> Reply {
+    func request(_ method: String, _ path: String, token: String? = nil, contentType: String? = nil, body: Data? = nil,
+                 headers: [String: String] = [:]) async throws -> Reply {
         var r = URLRequest(url: URL(string: base + path)!)
         r.httpMethod = method
+        for (k, v) in headers { r.setValue(v, forHTTPHeaderField: k) }
         if let token { r.setValue("Bearer " + token, forHTTPHeaderField: "Authorization") }
         if let contentType { r.setValue(contentType, forHTTPHeaderField: "Content-Type") }
         r.httpBody = body
@@ -90,7 +93,12 @@ struct ServerTests {
         let good = try server.token(for: "alice")
         let routes = [("POST", "/api/v1/food/analyze"), ("GET", "/api/v1/food/search?q=banana"), ("GET", "/api/v1/food/barcode/5000112637922"),
                       ("POST", "/api/v1/meals"), ("GET", "/api/v1/meals?date=2026-11-26"), ("GET", "/api/v1/meals/abc"), ("DELETE", "/api/v1/meals/abc"),
-                      ("POST", "/api/v1/water"), ("GET", "/api/v1/water?date=2026-11-26")]
+                      ("PUT", "/api/v1/meals/abc"), ("POST", "/api/v1/water"), ("GET", "/api/v1/water?date=2026-11-26"),
+                      ("GET", "/api/v1/stats/daily"), ("GET", "/api/v1/stats/weekly"), ("GET", "/api/v1/stats/monthly"),
+                      ("GET", "/api/v1/stats/insights"), ("GET", "/api/v1/user/profile"), ("PUT", "/api/v1/user/profile"),
+                      ("GET", "/api/v1/user/goals"), ("PUT", "/api/v1/user/goals"), ("POST", "/api/v1/user/weight"),
+                      ("GET", "/api/v1/user/weight"), ("GET", "/api/v1/user/streaks"), ("GET", "/api/v1/user/achievements"),
+                      ("DELETE", "/api/v1/user/account"), ("DELETE", "/api/v1/auth/account")]
         for (method, path) in routes {
             let none = try await server.request(method, path)
             #expect(none.status == 401 && errorCode(none) == "unauthorized", "\(method) \(path)")
