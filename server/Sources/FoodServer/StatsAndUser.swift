@@ -71,7 +71,8 @@ struct StatsRoutes: Sendable {
     static func insights(_ r: StatsReport, goals: Goals) -> Insights {
         var out: [Insights.Insight] = []
         let c = r.current
-        func n(_ v: Double) -> String { String(Int(v.rounded())) }
+        // %.0f and not Int(): a number no Int holds must not stop the server.
+        func n(_ v: Double) -> String { String(format: "%.0f", v) }
         if c.daysWithData == 0 {
             out.append(.init(kind: "logging", text: "No meals logged this week yet: log one to see how the week goes."))
             return Insights(weekStart: c.start, weekEnd: c.end, insights: out)
@@ -168,6 +169,14 @@ struct UserRoutes: Sendable {
     @Sendable func updateGoals(_ request: Request, context: APIContext) async throws -> Response {
         let goals = try await MealRoutes.body(Goals.self, of: request, limit: 16 << 10,
                                               example: #"{"daily_kcal": 2000, "protein_g": 90, "water_ml": 2000, "target_weight_kg": 65}"#)
+        let limits: [(String, Double?, Double)] = [("daily_kcal", goals.dailyKcal, 20_000), ("protein_g", goals.proteinG, 2000),
+                                                   ("carbs_g", goals.carbsG, 2000), ("fat_g", goals.fatG, 2000),
+                                                   ("water_ml", goals.waterMl, 20_000), ("target_weight_kg", goals.targetWeightKg, 500)]
+        for (name, value, most) in limits {
+            if let value, !(value.isFinite && value > 0 && value <= most) {
+                throw APIError.badRequest("invalid_goals", "\(name) must be above 0 and at most \(Int(most)), not \(value)")
+            }
+        }
         let store = try stores.store(for: try MealRoutes.user(context))
         do { try store.setGoals(goals) } catch let error as MealStoreError {
             guard case .invalidValue = error else { throw error }
