@@ -264,15 +264,16 @@ struct Routes: Sendable {
 
     @Sendable func analyze(_ request: Request, context: APIContext) async throws -> Response {
         let type = request.headers[.contentType]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        guard Self.photoTypes.contains(type) else {
+        guard Self.photoTypes.contains(type) || type == "multipart/form-data" else {
             throw APIError(.unsupportedMediaType, code: "unsupported_media_type",
-                           "send the photo's bytes as the body with Content-Type \(Self.photoTypes.joined(separator: ", ")) (got \(type.isEmpty ? "none" : type))")
+                           "send the photo's bytes as the body with Content-Type \(Self.photoTypes.joined(separator: ", ")), or as a file of multipart/form-data (got \(type.isEmpty ? "none" : type))")
         }
         let storePhoto = try Self.flag(request, "store_photo")
         let user = try MealRoutes.user(context)
         var request = request
         let body = try await request.collectBody(upTo: context.maxUploadSize)
-        let bytes = Array(body.readableBytesView)
+        let bytes = type == "multipart/form-data"
+            ? try MultipartPhoto.photo(body, contentType: request.headers[.contentType] ?? "") : Array(body.readableBytesView)
         guard !bytes.isEmpty else { throw APIError.badRequest("empty_body", "the body is empty: send the photo's bytes") }
         if let wait = await limiter.take(user) {
             throw APIError(.tooManyRequests, code: "rate_limited",
@@ -289,8 +290,8 @@ struct Routes: Sendable {
         var response = AnalysisResponse(result)
         if storePhoto {
             // Kept only when asked, under the caller's own folder (removed with the account); named by content.
-            let ext = type.split(separator: "/").last.map(String.init) ?? "img"
-            try stores.savePhoto(bytes, named: response.imageId + "." + (ext == "jpeg" ? "jpg" : ext), for: user)
+            let ext = ["jpeg": "jpg", "png": "png", "heic": "heic", "heif": "heic", "webp": "webp"][result.decode?.format ?? ""] ?? "img"
+            try stores.savePhoto(bytes, named: response.imageId + "." + ext, for: user)
             response.photoStored = true
         }
         return try JSONResponse.make(response)

@@ -138,6 +138,20 @@ struct ServerTests {
         #expect((reply.json["total_calories"] as? Double ?? 0) > 0 && reply.json["total_nutrition"] is [String: Any])
         #expect((reply.json["image_id"] as? String)?.count == 64)
         #expect((reply.json["ai_analysis"] as? String)?.contains("banana") == true && reply.json["tags"] is [Any])
+        // The same photo as a file of multipart/form-data (what `curl -F photo=@banana.jpg` and most HTTP clients send).
+        let boundary = "fm-\(UUID().uuidString)"
+        var form = Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nlunch\r\n".utf8)
+        form += Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"banana.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n".utf8)
+        form += photo + Data("\r\n--\(boundary)--\r\n".utf8)
+        let multipart = try await server.request("POST", "/api/v1/food/analyze", token: token,
+                                                 contentType: "multipart/form-data; boundary=\(boundary)", body: form)
+        #expect(multipart.status == 200 && multipart.json["image_id"] as? String == reply.json["image_id"] as? String)
+        for (type, body, code) in [("multipart/form-data", form, "invalid_multipart"),
+                                   ("multipart/form-data; boundary=\(boundary)", Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nb\r\n--\(boundary)--\r\n".utf8), "empty_body"),
+                                   ("multipart/form-data; boundary=\(boundary)", Data("garbage".utf8), "empty_body")] {
+            let bad = try await server.request("POST", "/api/v1/food/analyze", token: token, contentType: type, body: body)
+            #expect(bad.status == 400 && errorCode(bad) == code, "\(type): \(bad.status) \(String(decoding: bad.body, as: UTF8.self))")
+        }
         await server.stop()
     }
 
