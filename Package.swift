@@ -40,7 +40,8 @@ let package = Package(
         .executable(name: "foodmoment", targets: ["foodmoment"]),
         .library(name: "FoodMoment", targets: ["FoodMoment"]),
         // What the server package (server/) builds on: the pipeline (and its recognizer), the nutrition tables, barcodes and the diary.
-        .library(name: "FoodMomentServices", targets: ["FoodMoment", "FoodCore", "FoodRecognition", "ImageCodecs", "Nutrition", "Barcodes", "MealStore"]),
+        .library(name: "FoodMomentServices", targets: ["FoodMoment", "FoodCore", "FoodRecognition", "ImageCodecs", "Nutrition", "Barcodes", "MealStore",
+                                                      "LLMRefiner", "CurlTransport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.6.0"),

@@ -49,6 +49,7 @@ let package = Package(
         .executableTarget(
             name: "foodmoment-server",
             dependencies: ["FoodServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "FoodMomentServices", package: core),
                            .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                            .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus")],
             swiftSettings: swiftSettings

@@ -46,9 +46,11 @@ public struct AnalysisResponse: Codable, Sendable, Equatable {
     public var unknown: Bool
     /// True when the photo was kept (`store_photo=true`) under the caller's account.
     public var photoStored: Bool?
+    /// With `refine=true`: whether the LLM changed the foods (provider, model) or why not.
+    public var refinement: RefinementInfo?
 
     enum CodingKeys: String, CodingKey {
-        case tags, unknown, photoStored = "photo_stored"
+        case tags, unknown, refinement, photoStored = "photo_stored"
         case imageId = "image_id", totalCalories = "total_calories", totalNutrition = "total_nutrition"
         case detectedFoods = "detected_foods", aiAnalysis = "ai_analysis"
     }
@@ -66,6 +68,7 @@ public struct AnalysisResponse: Codable, Sendable, Equatable {
         totalCalories = totals.kcal
         totalNutrition = Nutrition(proteinG: totals.proteinG, carbsG: totals.carbsG, fatG: totals.fatG, fiberG: totals.fiberG)
         unknown = result.unknown ?? foods.isEmpty
+        refinement = result.refinement
         tags = Self.tags(foods: foods, totals: totals)
         aiAnalysis = Self.summary(foods: foods, totals: totals, unknown: unknown)
     }

@@ -5,6 +5,7 @@ import FoodRecognition
 import Foundation
 import Hummingbird
 import ImageCodecs
+import LLMRefiner
 import Logging
 import Metrics
 import Nutrition
@@ -38,6 +39,10 @@ public struct ServerConfiguration: Sendable {
     public var jwtSecret: String?
     public var accessTokenLifetime: TimeInterval = 900
     public var refreshTokenLifetime: TimeInterval = 60 * 86_400
+    /// The LLM for `refine=true` on analyze (the CLI's settings: FOODMOMENT_LLM_* or llm.json); nil: refine is refused.
+    public var llm: LLMClient?
+    /// Longest side of a photo sent to the LLM.
+    public var llmMaxSide: Int = 768
     /// Where `GET /metrics` reads from; the executable bootstraps swift-metrics with it. nil: no /metrics.
     public var metrics: PrometheusCollectorRegistry?
     /// An idle connection is closed after this many seconds (a slow client cannot hold one forever).
@@ -185,7 +190,8 @@ public enum FoodServer {
         }
         let stores = UserStores(dataDirectory: config.dataDirectory)
         let routes = Routes(pool: AnalyzerPool(analyzers), nutrition: nutrition, stores: stores, timeout: config.analyzeTimeout,
-                            limiter: RateLimiter(perMinute: config.analyzePerMinute))
+                            limiter: RateLimiter(perMinute: config.analyzePerMinute),
+                            refiner: config.llm.map { PhotoRefiner(client: $0, nutrition: nutrition, maxSide: config.llmMaxSide) })
         let secret = try TokenIssuer.secret(environment: config.jwtSecret, dataDirectory: config.dataDirectory)
         let issuer = await TokenIssuer(secret: secret, accessLifetime: config.accessTokenLifetime,
                                        refreshLifetime: config.refreshTokenLifetime, accounts: accounts)
@@ -259,6 +265,7 @@ struct Routes: Sendable {
     let stores: UserStores
     let timeout: Double
     let limiter: RateLimiter
+    let refiner: PhotoRefiner?
 
     static let photoTypes = ["image/jpeg", "image/png", "image/heic", "image/heif", "image/webp"]
 
@@ -269,6 +276,11 @@ struct Routes: Sendable {
                            "send the photo's bytes as the body with Content-Type \(Self.photoTypes.joined(separator: ", ")), or as a file of multipart/form-data (got \(type.isEmpty ? "none" : type))")
         }
         let storePhoto = try Self.flag(request, "store_photo")
+        let refine = try Self.flag(request, "refine")
+        if refine, refiner == nil {
+            throw APIError.badRequest("refine_unavailable",
+                                      "this server has no LLM configured (FOODMOMENT_LLM_PROVIDER and FOODMOMENT_LLM_MODEL, or llm.json): leave refine out")
+        }
         let user = try MealRoutes.user(context)
         var request = request
         let body = try await request.collectBody(upTo: context.maxUploadSize)
@@ -280,7 +292,11 @@ struct Routes: Sendable {
                            "at most \(limiter.perMinute) photos a minute: retry in \(wait) s", headers: [.retryAfter: String(wait)])
         }
         let file = PhotoFile(name: "upload", bytes: bytes)
-        let result = try await pool.analyze(file, timeout: .milliseconds(Int64(timeout * 1000)))
+        var result = try await pool.analyze(file, timeout: .milliseconds(Int64(timeout * 1000)))
+        if refine, let refiner, result.error == nil {
+            // Identity and grams only; nutrition comes from the tables. A failure keeps the on-device answer and says why.
+            result = await refiner.refine(result, bytes: bytes)
+        }
         if let error = result.error {
             throw APIError(.unprocessableContent, code: "unreadable_image", "the photo could not be read: \(error.message)")
         }

@@ -1,8 +1,10 @@
 import ArgumentParser
+import CurlTransport
 import FoodMoment
 import FoodServer
 import Foundation
 import Hummingbird
+import LLMRefiner
 import Logging
 import Metrics
 import Prometheus
@@ -16,7 +18,8 @@ struct Serve: AsyncParsableCommand {
         discussion: """
         Every /api/v1 route needs `Authorization: Bearer TOKEN`: a personal token from `token create`, or the access \
         token POST /api/v1/auth/apple gives for a Sign in with Apple identity token (with --apple-bundle-id). \
-        GET /healthz, /readyz and /metrics need none. Errors are JSON: {"error": {"code", "message"}}. SIGTERM or \
+        GET /healthz, /readyz and /metrics need none. `refine=true` on analyze uses the CLI's LLM settings \
+        (FOODMOMENT_LLM_PROVIDER, FOODMOMENT_LLM_MODEL, … or llm.json); without them it is a 400. Errors are JSON: {"error": {"code", "message"}}. SIGTERM or \
         Ctrl-C lets requests in flight finish, then stops.
 
         Every option can also come from the environment: FOODMOMENT_SERVER_<OPTION> (e.g. FOODMOMENT_SERVER_PORT=8080, \
@@ -115,6 +118,20 @@ struct Run: AsyncParsableCommand {
         config.metrics = registry
         config.keySetFetcher = URLSessionKeySetFetcher()
         let logger = Logger(label: "foodmoment.server")
+        // The CLI's LLM settings (FOODMOMENT_LLM_* or llm.json); only `refine=true` requests use them.
+        let llm: LLMConfiguration?
+        do {
+            llm = try LLMConfiguration.load(environment: ProcessInfo.processInfo.environment, userDataDirectory: ResourceLocator.userDataDirectory())
+        } catch {
+            throw ValidationError("the LLM settings are wrong: \(error.description)")
+        }
+        if let llm {
+            let llmLogger = logger
+            config.llm = LLMClient(configuration: llm, transport: CurlHTTPTransport(userAgent: "FoodMoment-server (self-hosted meal analysis)"),
+                                   clock: ContinuousClock(), note: { llmLogger.notice("\($0)") })
+            config.llmMaxSide = llm.maxSide
+            logger.notice("refine=true uses \(llm.provider.rawValue) \(llm.model) (\(llm.isLocal ? "local" : "photos leave this machine"))")
+        }
         let host = config.host, directory = config.dataDirectory
         let app = try await FoodServer.application(config, logger: logger) { bound in
             FileHandle.standardOutput.write(Data("foodmoment serve: listening on http://\(host):\(bound) (data: \(directory))\n".utf8))

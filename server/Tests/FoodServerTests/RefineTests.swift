@@ -1,0 +1,107 @@
+import CurlTransport
+import FoodServer
+import Foundation
+import Hummingbird
+import LLMRefiner
+import Logging
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An OpenAI-compatible chat completions endpoint on loopback that answers with `answers` in turn (then the last
+/// again), counting the requests it gets.
+final class FakeLLM: @unchecked Sendable {
+    private let lock = NSLock()
+    private var answers: [(status: HTTPResponse.Status, body: String)]
+    private(set) var requests = 0
+    private var task: Task<Void, any Error>?
+    var baseURL = ""
+
+    init(_ answers: [(status: HTTPResponse.Status, body: String)]) async throws {
+        self.answers = answers
+        let router = Router()
+        router.post("v1/chat/completions") { request, _ -> Response in
+            var request = request
+            _ = try await request.collectBody(upTo: 16 << 20)
+            let (status, body) = self.lock.withLock { () -> (HTTPResponse.Status, String) in
+                self.requests += 1
+                return self.answers.count > 1 ? self.answers.removeFirst() : self.answers[0]
+            }
+            return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        var logger = Logger(label: "fake-llm")
+        logger.logLevel = .warning
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                              onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
+        task = Task { try await app.run() }
+        var iterator = ports.makeAsyncIterator()
+        baseURL = "http://127.0.0.1:\(await iterator.next() ?? 0)/v1"
+    }
+
+    func stop() async {
+        task?.cancel()
+        _ = await task?.result
+    }
+
+    func client() -> LLMClient {
+        LLMClient(provider: OpenAICompatibleProvider(baseURL: baseURL, model: "gpt-test", apiKey: LLMSecret("sk-test")),
+                  transport: CurlHTTPTransport(userAgent: "FoodMoment-server-tests"), clock: ContinuousClock(),
+                  policy: RetryPolicy(maxAttempts: 1))
+    }
+
+    /// A chat completion whose content is `foods` (the refiner's JSON answer).
+    static func completion(_ foods: String) -> String {
+        let content = String(decoding: try! JSONSerialization.data(withJSONObject: [foods]), as: UTF8.self).dropFirst().dropLast()
+        return #"{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":\#(content),"refusal":null},"finish_reason":"stop"}]}"#
+    }
+}
+
+@Suite("refine=true on analyze, against an LLM on loopback", .serialized)
+struct RefineTests {
+    let photo = try! Data(contentsOf: URL(fileURLWithPath: repoRoot + "/samples/banana.jpg"))
+
+    @Test func theLLMChangesIdentityAndGramsAndSaysSo() async throws {
+        let answer = #"{"foods":[{"name":"Banana","name_zh":"香蕉","grams":200,"confidence":0.95,"box":{"x":0.1,"y":0.1,"w":0.8,"h":0.8}}]}"#
+        let llm = try await FakeLLM([(.ok, FakeLLM.completion(answer))])
+        let server = try await LiveServer { $0.llm = llm.client() }
+        let token = try server.token(for: "alice")
+        let plain = try await server.request("POST", "/api/v1/food/analyze", token: token, contentType: "image/jpeg", body: photo)
+        #expect(plain.status == 200 && plain.json["refinement"] == nil && llm.requests == 0, "off unless asked")
+        let refined = try await server.request("POST", "/api/v1/food/analyze?refine=true", token: token, contentType: "image/jpeg", body: photo)
+        let info = try #require(refined.json["refinement"] as? [String: Any])
+        #expect(refined.status == 200 && info["status"] as? String == "refined" && info["model"] as? String == "gpt-test", "\(info)")
+        let food = try #require((refined.json["detected_foods"] as? [[String: Any]])?.first)
+        #expect(food["grams"] as? Double == 200 && food["grams_source"] as? String == "llm", "\(food)")
+        // Nutrition still comes from the tables: 200 g of banana, not a number the LLM gave.
+        let perGram = ((plain.json["detected_foods"] as? [[String: Any]])?.first?["calories"] as? Double ?? 0)
+            / ((plain.json["detected_foods"] as? [[String: Any]])?.first?["grams"] as? Double ?? 1)
+        #expect(abs((food["calories"] as? Double ?? 0) - perGram * 200) < 1.5)
+        #expect(llm.requests == 1)
+        await server.stop()
+        await llm.stop()
+    }
+
+    @Test func aFailingLLMLeavesTheOnDeviceAnswerAndSaysWhy() async throws {
+        let llm = try await FakeLLM([(.internalServerError, #"{"error":{"message":"boom"}}"#)])
+        let server = try await LiveServer { $0.llm = llm.client() }
+        let token = try server.token(for: "alice")
+        let reply = try await server.request("POST", "/api/v1/food/analyze?refine=true", token: token, contentType: "image/jpeg", body: photo)
+        let info = try #require(reply.json["refinement"] as? [String: Any])
+        #expect(reply.status == 200 && info["status"] as? String == "unrefined" && (info["reason"] as? String)?.isEmpty == false, "\(info)")
+        #expect((reply.json["detected_foods"] as? [[String: Any]])?.first?["label"] as? String == "banana")
+        await server.stop()
+        await llm.stop()
+    }
+
+    @Test func refineWithoutAnLLMIsA400() async throws {
+        let server = try await LiveServer()
+        let token = try server.token(for: "alice")
+        let reply = try await server.request("POST", "/api/v1/food/analyze?refine=true", token: token, contentType: "image/jpeg", body: photo)
+        #expect(reply.status == 400 && errorCode(reply) == "refine_unavailable")
+        let bad = try await server.request("POST", "/api/v1/food/analyze?refine=maybe", token: token, contentType: "image/jpeg", body: photo)
+        #expect(bad.status == 400 && errorCode(bad) == "invalid_refine")
+        await server.stop()
+    }
+}
