@@ -83,8 +83,8 @@ final class FakeApple: @unchecked Sendable {
 func json(_ text: String) -> Data { Data(text.utf8) }
 
 extension LiveServer {
-    convenience init(apple: FakeApple, configure: @escaping (inout ServerConfiguration) -> Void = { _ in }) async throws {
-        try await self.init { config in
+    convenience init(apple: FakeApple, logs: LogCapture? = nil, configure: @escaping (inout ServerConfiguration) -> Void = { _ in }) async throws {
+        try await self.init(logs: logs) { config in
             config.appleBundleID = FakeApple.bundleID
             config.appleKeySetURL = apple.url
             config.keySetFetcher = URLSessionKeySetFetcher()
@@ -104,7 +104,8 @@ struct AuthTests {
     /// then nothing of the user is left, on disk or through the API.
     @Test func theAppsFlowEndToEnd() async throws {
         let apple = try await FakeApple()
-        let server = try await LiveServer(apple: apple)
+        let logs = LogCapture()
+        let server = try await LiveServer(apple: apple, logs: logs)
         let nonce = "n-\(UUID().uuidString)"
         let hashed = SHA256Hex.of(nonce)
         let signIn = try await server.signIn(try await apple.identityToken(nonce: hashed), nonce: nonce)
@@ -145,6 +146,13 @@ struct AuthTests {
         #expect(again.json["new_user"] as? Bool == true && again.json["user_id"] as? String != userID)
         let fresh = try await server.request("GET", "/api/v1/meals?date=2026-11-26", token: again.json["access_token"] as? String)
         #expect(fresh.status == 200 && (fresh.json["meals"] as? [Any])?.isEmpty == true)
+        // Logged at trace level, the whole flow left request lines with the user id — and no token of any kind.
+        let lines = logs.all
+        #expect(lines.count > 10 && lines.contains { $0.contains(userID) } && lines.contains { $0.contains("/api/v1/food/analyze") })
+        for secret in [access, refresh, String(access.split(separator: ".")[2]), nonce] {
+            #expect(!lines.contains { $0.contains(secret) }, "a token or nonce in the log")
+        }
+        #expect(!lines.contains { $0.lowercased().contains("bearer ") || $0.contains("eyJ") })
         await server.stop()
         await apple.stop()
     }

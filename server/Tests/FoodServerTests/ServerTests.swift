@@ -17,7 +17,7 @@ final class LiveServer: @unchecked Sendable {
     let data: String
     private let task: Task<Void, any Error>
 
-    init(maxBodyBytes: Int = 20 << 20, configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
+    init(maxBodyBytes: Int = 20 << 20, logs: LogCapture? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
         data = NSTemporaryDirectory() + "foodmoment-server-" + UUID().uuidString
         var config = ServerConfiguration(dataDirectory: data)
         config.host = "127.0.0.1"
@@ -27,8 +27,8 @@ final class LiveServer: @unchecked Sendable {
         config.modelsDirectory = repoRoot + "/models"
         config.nutritionDirectory = URL(fileURLWithPath: repoRoot + "/nutrition-db")
         configure(&config)
-        var logger = Logger(label: "test")
-        logger.logLevel = .warning
+        var logger = logs.map { capture in Logger(label: "test", factory: { _ in CaptureHandler(capture: capture) }) } ?? Logger(label: "test")
+        logger.logLevel = logs == nil ? .warning : .trace
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = try await FoodServer.application(config, logger: logger) { port in continuation.yield(port) }
         task = Task { try await app.run() }
@@ -68,6 +68,28 @@ final class LiveServer: @unchecked Sendable {
         for (k, v) in http.allHeaderFields { headers[String(describing: k).lowercased()] = String(describing: v) }
         let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
         return Reply(status: http.statusCode, headers: headers, json: json, body: data)
+    }
+}
+
+/// Every log line a server wrote, with its metadata (to check what never appears in logs).
+final class LogCapture: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func add(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+}
+
+struct CaptureHandler: LogHandler {
+    let capture: LogCapture
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+        let all = self.metadata.merging(metadata ?? [:]) { $1 }
+        capture.add("\(level) \(message) \(all.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " "))")
     }
 }
 
