@@ -68,7 +68,26 @@ public final class LLMClient: @unchecked Sendable {
 
     private func send(_ input: LLMInput) async -> Result<LLMOutcome, LLMFailure> {
         let p = provider
-        let request = p.request(for: input, timeout: timeout, maxAnswerBytes: maxAnswerBytes)
+        return await send(p.request(for: input, timeout: timeout, maxAnswerBytes: maxAnswerBytes)) { text, attempt, waited throws(LLMError) in
+            LLMOutcome(foods: try AnswerValidator.foods(fromAnswer: text), provider: p.kind.rawValue, model: p.model,
+                       promptVersion: input.promptVersion, cached: false, attempts: attempt, waited: waited)
+        }
+    }
+
+    /// Free text for a text-only prompt (no photo, no cache), with the same retries, limits and key redaction as
+    /// refinement. What the text may say is the caller's to check.
+    public func write(system: String, user: String, maxTokens: Int = 400) async -> Result<String, LLMFailure> {
+        if let stop = stopped() { return .failure(LLMFailure(error: stop, attempts: 0, waited: .zero)) }
+        await limiter.acquire()
+        let result = await send(provider.textRequest(system: system, user: user, maxTokens: maxTokens, timeout: timeout,
+                                                     maxAnswerBytes: maxAnswerBytes)) { text, _, _ throws(LLMError) in text }
+        await limiter.release()
+        if case .failure(let failure) = result, failure.error.isTerminal { lock.withLock { if terminal == nil { terminal = failure.error } } }
+        return result
+    }
+
+    private func send<T>(_ request: HTTPRequest, parse: (String, Int, Duration) throws(LLMError) -> T) async -> Result<T, LLMFailure> {
+        let p = provider
         var waited = Duration.zero
         var attempt = 0
         while true {
@@ -79,9 +98,7 @@ public final class LLMClient: @unchecked Sendable {
                 let response = try await transport.send(request)
                 if (200...299).contains(response.status) {
                     do {
-                        let foods = try AnswerValidator.foods(fromAnswer: try p.answerText(from: response))
-                        return .success(LLMOutcome(foods: foods, provider: p.kind.rawValue, model: p.model, promptVersion: input.promptVersion,
-                                                   cached: false, attempts: attempt, waited: waited))
+                        return .success(try parse(try p.answerText(from: response), attempt, waited))
                     } catch {
                         return .failure(LLMFailure(error: redact(error), attempts: attempt, waited: waited))
                     }

@@ -32,6 +32,8 @@ public protocol LLMProvider: Sendable {
     /// A free request that shows whether the provider answers and knows the key (model list / model info).
     var checkEndpoint: String { get }
     func request(for input: LLMInput, timeout: Duration, maxAnswerBytes: Int) -> HTTPRequest
+    /// A text-only request (no photo, no schema): a system and a user message, temperature 0.
+    func textRequest(system: String, user: String, maxTokens: Int, timeout: Duration, maxAnswerBytes: Int) -> HTTPRequest
     func checkRequest(timeout: Duration) -> HTTPRequest
     /// The model's text from a 2xx response; refusals, truncation and broken envelopes throw.
     func answerText(from response: HTTPResponse) throws(LLMError) -> String
@@ -159,6 +161,14 @@ public struct OpenAICompatibleProvider: LLMProvider {
         return postRequest(url: endpoint, headers: headers, body: body, timeout: timeout, maxAnswerBytes: maxAnswerBytes)
     }
 
+    public func textRequest(system: String, user: String, maxTokens: Int, timeout: Duration, maxAnswerBytes: Int) -> HTTPRequest {
+        let body: [String: Any] = [
+            "model": model, "temperature": 0, "max_tokens": maxTokens,
+            "messages": [["role": "system", "content": system], ["role": "user", "content": user]],
+        ]
+        return postRequest(url: endpoint, headers: headers, body: body, timeout: timeout, maxAnswerBytes: maxAnswerBytes)
+    }
+
     public func checkRequest(timeout: Duration) -> HTTPRequest {
         availabilityCheck(url: checkEndpoint, headers: headers, timeout: timeout)
     }
@@ -204,6 +214,15 @@ public struct GeminiProvider: LLMProvider {
             ]]],
             "generationConfig": ["temperature": 0, "maxOutputTokens": 8192, "responseMimeType": "application/json",
                                  "responseSchema": LLMPrompt.geminiSchema()],
+        ]
+        return postRequest(url: endpoint, headers: headers, body: body, timeout: timeout, maxAnswerBytes: maxAnswerBytes)
+    }
+
+    public func textRequest(system: String, user: String, maxTokens: Int, timeout: Duration, maxAnswerBytes: Int) -> HTTPRequest {
+        let body: [String: Any] = [
+            "systemInstruction": ["parts": [["text": system]]],
+            "contents": [["role": "user", "parts": [["text": user]]]],
+            "generationConfig": ["temperature": 0, "maxOutputTokens": maxTokens],
         ]
         return postRequest(url: endpoint, headers: headers, body: body, timeout: timeout, maxAnswerBytes: maxAnswerBytes)
     }
@@ -257,6 +276,14 @@ public struct OllamaProvider: LLMProvider {
                 ["role": "user", "content": LLMPrompt.userText(width: input.width, height: input.height, candidates: input.candidates),
                  "images": [Data(input.jpeg).base64EncodedString()]],
             ],
+        ]
+        return postRequest(url: endpoint, headers: headers, body: body, timeout: timeout, maxAnswerBytes: maxAnswerBytes)
+    }
+
+    public func textRequest(system: String, user: String, maxTokens: Int, timeout: Duration, maxAnswerBytes: Int) -> HTTPRequest {
+        let body: [String: Any] = [
+            "model": model, "stream": false, "options": ["temperature": 0, "num_predict": maxTokens],
+            "messages": [["role": "system", "content": system], ["role": "user", "content": user]],
         ]
         return postRequest(url: endpoint, headers: headers, body: body, timeout: timeout, maxAnswerBytes: maxAnswerBytes)
     }

@@ -85,6 +85,25 @@ struct EndToEndTests {
         #expect(r.headers["authorization"] == nil, "no key configured for the local provider")
     }
 
+    /// Text-only requests (the server's written insights): no photo, no schema, the answer's text as it came.
+    @Test func textRoundTripsOnAllThree() async throws {
+        let text = "You logged 3 of 7 days."
+        let s = try LoopbackHTTPServer(script: [.json(Wire.openAI(content: text)), .json(Wire.gemini(text: text)), .json(Wire.ollama(content: text))])
+        let providers: [any LLMProvider] = [openAI(s), GeminiProvider(baseURL: s.baseURL + "/v1beta", model: "gemini-test", apiKey: LLMSecret(Self.key)),
+                                            OllamaProvider(baseURL: s.baseURL, model: "qwen2.5vl")]
+        for p in providers {
+            #expect(try await client(p).write(system: "be brief", user: "facts").get() == text, "\(p.kind)")
+        }
+        #expect(s.requests.count == 3)
+        for r in s.requests {
+            let body = String(decoding: r.body, as: UTF8.self)
+            #expect(body.contains("be brief") && body.contains("facts"))
+            #expect(!body.contains("image") && !body.contains("json_schema") && !body.contains("responseSchema") && !body.contains("\"format\""), "\(r.path)")
+        }
+        let failing = try LoopbackHTTPServer(script: [.json(#"{"error":{"message":"bad"}}"#, status: 400)])
+        guard case .failure = await client(openAI(failing)).write(system: "s", user: "u") else { Issue.record("a 400 is a failure"); return }
+    }
+
     // MARK: retries and waits
 
     @Test(arguments: [

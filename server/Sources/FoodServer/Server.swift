@@ -235,7 +235,7 @@ public enum FoodServer {
         let water = WaterRoutes(stores: stores)
         api.post("water", use: water.create)
         api.get("water", use: water.list)
-        let stats = StatsRoutes(stores: stores)
+        let stats = StatsRoutes(stores: stores, llm: config.llm)
         api.get("stats/daily", use: stats.daily)
         api.get("stats/weekly", use: stats.weekly)
         api.get("stats/monthly", use: stats.monthly)

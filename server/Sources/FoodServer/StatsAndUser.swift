@@ -1,12 +1,15 @@
 import FoodCore
 import Foundation
 import Hummingbird
+import LLMRefiner
 import MealStore
 
 /// `GET /stats/daily?date=`, `/stats/weekly?week=`, `/stats/monthly?month=`, `/stats/insights?date=`: the CLI's
 /// `stats` report for the caller's local day, week (Monday first) or month.
 struct StatsRoutes: Sendable {
     let stores: UserStores
+    /// Writes the insights' summary when the server has LLM settings; the rule-based sentences come first regardless.
+    let llm: LLMClient?
 
     func report(_ range: StatsRange, day: LocalDay?, _ request: Request, _ context: APIContext) throws -> StatsReport {
         let zone = try MealRoutes.zone(request, context)
@@ -51,11 +54,65 @@ struct StatsRoutes: Sendable {
 
     struct Insights: Encodable {
         struct Insight: Encodable { var kind: String; var text: String }
+        /// A few sentences the LLM wrote from the insights above, kept only if every number in it is one of theirs.
+        struct Written: Encodable {
+            var status: String
+            var text: String?
+            var provider: String?
+            var model: String?
+            var reason: String?
+        }
         var weekStart: LocalDay
         var weekEnd: LocalDay
         var source = "rules"
         var insights: [Insight]
-        enum CodingKeys: String, CodingKey { case source, insights, weekStart = "week_start", weekEnd = "week_end" }
+        var written: Written?
+        enum CodingKeys: String, CodingKey { case source, insights, written, weekStart = "week_start", weekEnd = "week_end" }
+    }
+
+    static let writerPrompt = """
+        You write the weekly summary in a food diary app. Write two or three short, friendly sentences in plain English \
+        from the facts the user message lists. Use only those facts. Never state a number that is not in the facts, \
+        never estimate or convert, and give no medical advice. Answer with the sentences only.
+        """
+
+    /// Every number written with digits in `text` (thousands separators dropped).
+    static func numbers(in text: String) -> [Double] {
+        let cleaned = text.replacingOccurrences(of: ",", with: "")
+        var out: [Double] = []
+        var current = ""
+        for ch in cleaned + " " {
+            if ch.isASCII, ch.isNumber || (ch == "." && !current.isEmpty && !current.contains(".")) {
+                current.append(ch)
+            } else {
+                if let v = Double(current.hasSuffix(".") ? String(current.dropLast()) : current) { out.append(v) }
+                current = ""
+            }
+        }
+        return out
+    }
+
+    /// The LLM's summary of the rule-based sentences, or why there is none. A number the facts do not contain
+    /// (the week's dates aside) rejects the text: it would be invented.
+    static func written(_ insights: Insights, llm: LLMClient) async -> Insights.Written {
+        let facts = insights.insights.map { "- " + $0.text }.joined(separator: "\n")
+        let user = "The week of \(insights.weekStart) to \(insights.weekEnd). Facts:\n" + facts
+        let provider = llm.provider.kind.rawValue, model = llm.provider.model
+        switch await llm.write(system: writerPrompt, user: user) {
+        case .failure(let failure):
+            return .init(status: "unavailable", provider: provider, model: model, reason: failure.error.description)
+        case .success(let raw):
+            let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !text.isEmpty, text.count <= 1200 else {
+                return .init(status: "rejected", provider: provider, model: model, reason: "the text was empty or longer than 1200 characters")
+            }
+            let allowed = Set(numbers(in: user))
+            if let stray = numbers(in: text).first(where: { !allowed.contains($0) }) {
+                return .init(status: "rejected", provider: provider, model: model,
+                             reason: "it gave \(stray.formatted()), which is not one of the week's figures")
+            }
+            return .init(status: "written", text: text, provider: provider, model: model)
+        }
     }
 
     /// Plain sentences about the week containing `date=` (default today), each built from numbers of the weekly report
@@ -65,7 +122,9 @@ struct StatsRoutes: Sendable {
         let day = try Self.day(request, "date", example: "2026-11-26 (a day of the week to look at)")
         let r = try report(.week, day: day, request, context)
         let goals = try stores.store(for: try MealRoutes.user(context)).goals()
-        return try MealRoutes.json(Self.insights(r, goals: goals))
+        var insights = Self.insights(r, goals: goals)
+        if let llm { insights.written = await Self.written(insights, llm: llm) }
+        return try MealRoutes.json(insights)
     }
 
     static func insights(_ r: StatsReport, goals: Goals) -> Insights {

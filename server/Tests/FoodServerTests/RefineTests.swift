@@ -51,6 +51,9 @@ final class FakeLLM: @unchecked Sendable {
                   policy: RetryPolicy(maxAttempts: 1))
     }
 
+    /// A chat completion whose content is plain text.
+    static func plain(_ text: String) -> String { completion(text) }
+
     /// A chat completion whose content is `foods` (the refiner's JSON answer).
     static func completion(_ foods: String) -> String {
         let content = String(decoding: try! JSONSerialization.data(withJSONObject: [foods]), as: UTF8.self).dropFirst().dropLast()
@@ -58,7 +61,7 @@ final class FakeLLM: @unchecked Sendable {
     }
 }
 
-@Suite("refine=true on analyze, against an LLM on loopback", .serialized)
+@Suite("The LLM: refine=true on analyze and the written insights, against an LLM on loopback", .serialized)
 struct RefineTests {
     let photo = try! Data(contentsOf: URL(fileURLWithPath: repoRoot + "/samples/banana.jpg"))
 
@@ -103,5 +106,32 @@ struct RefineTests {
         let bad = try await server.request("POST", "/api/v1/food/analyze?refine=maybe", token: token, contentType: "image/jpeg", body: photo)
         #expect(bad.status == 400 && errorCode(bad) == "invalid_refine")
         await server.stop()
+    }
+
+    @Test func insightsAreWrittenFromTheirOwnNumbersOrNotAtAll() async throws {
+        // One meal of 100 g banana on Monday 16 November 2026 (a whole week): 89 kcal, 4 % of a 2000 kcal goal.
+        let honest = "You logged a meal on 1 of 7 days, averaging 89 kcal against your 2000 kcal goal. Keep going!"
+        let invented = "You averaged 89 kcal, 4 % of your goal; drink 8 glasses of water a day."
+        let llm = try await FakeLLM([(.ok, FakeLLM.plain(honest)), (.ok, FakeLLM.plain(invented)), (.serviceUnavailable, "{}")])
+        let server = try await LiveServer { $0.llm = llm.client() }
+        let token = try server.token(for: "alice")
+        _ = try await server.request("PUT", "/api/v1/user/goals", token: token, contentType: "application/json", body: json(#"{"daily_kcal": 2000}"#))
+        let meal = try await server.request("POST", "/api/v1/meals", token: token, contentType: "application/json",
+                                            body: json(#"{"foods": [{"food": "banana", "grams": 100}], "time": "2026-11-16T08:00:00Z"}"#))
+        #expect(meal.status == 201)
+        func written() async throws -> [String: Any] {
+            let reply = try await server.request("GET", "/api/v1/stats/insights?date=2026-11-16", token: token)
+            #expect(reply.status == 200 && (reply.json["insights"] as? [Any])?.isEmpty == false, "the rules always answer")
+            return try #require(reply.json["written"] as? [String: Any])
+        }
+        let first = try await written()
+        #expect(first["status"] as? String == "written" && first["text"] as? String == honest && first["model"] as? String == "gpt-test", "\(first)")
+        let second = try await written()
+        #expect(second["status"] as? String == "rejected" && second["text"] == nil, "\(second)")
+        #expect((second["reason"] as? String)?.contains("gave 8,") == true, "\(second)")
+        let third = try await written()
+        #expect(third["status"] as? String == "unavailable" && third["text"] == nil, "\(third)")
+        await server.stop()
+        await llm.stop()
     }
 }
