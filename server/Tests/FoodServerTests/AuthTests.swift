@@ -30,14 +30,8 @@ final class FakeApple: @unchecked Sendable {
             }
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        var logger = Logger(label: "fake-apple")
-        logger.logLevel = .warning
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        task = Task { try await app.run() }
-        var iterator = ports.makeAsyncIterator()
-        let port = await iterator.next() ?? 0
+        let (task, port) = await serveOnLoopback(router, label: "fake-apple")
+        self.task = task
         url = URL(string: "http://127.0.0.1:\(port)/auth/keys")!
     }
 

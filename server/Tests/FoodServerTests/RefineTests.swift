@@ -30,14 +30,9 @@ final class FakeLLM: @unchecked Sendable {
             }
             return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
         }
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        var logger = Logger(label: "fake-llm")
-        logger.logLevel = .warning
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        task = Task { try await app.run() }
-        var iterator = ports.makeAsyncIterator()
-        baseURL = "http://127.0.0.1:\(await iterator.next() ?? 0)/v1"
+        let (task, port) = await serveOnLoopback(router, label: "fake-llm")
+        self.task = task
+        baseURL = "http://127.0.0.1:\(port)/v1"
     }
 
     func stop() async {

@@ -71,6 +71,18 @@ final class LiveServer: @unchecked Sendable {
     }
 }
 
+/// Runs a small Hummingbird app (a stand-in for Apple's keys or an LLM) on a free loopback port.
+func serveOnLoopback(_ router: Router<BasicRequestContext>, label: String) async -> (Task<Void, any Error>, Int) {
+    let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+    var logger = Logger(label: label)
+    logger.logLevel = .warning
+    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                          onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
+    let task = Task { try await app.run() }
+    var iterator = ports.makeAsyncIterator()
+    return (task, await iterator.next() ?? 0)
+}
+
 /// Every log line a server wrote, with its metadata (to check what never appears in logs).
 final class LogCapture: @unchecked Sendable {
     private let lock = NSLock()
