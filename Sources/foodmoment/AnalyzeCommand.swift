@@ -32,6 +32,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
           foodmoment analyze ~/Photos --log            also merge into the meal diary
           foodmoment analyze copied/ --log --date 2026-11-24 --time 19:30   photos without EXIF time
           foodmoment analyze /corpus --ndjson --shard 3/8 > part-3.ndjson
+          foodmoment analyze /corpus --ndjson --shard auto > part-$JOB_COMPLETION_INDEX.ndjson   (an array job; see deploy/)
 
         Resuming: every finished photo is kept in a journal (in the meal store) under its content hash, so a run \
         stopped at any moment (Ctrl-C, kill -9, a crash) and started again skips what was done, prints its stored \
@@ -83,7 +84,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Flag(help: "Do not read or write the batch journal (no resume, nothing stored).")
     var noJournal = false
 
-    @Option(help: ArgumentHelp("Process only shard K of N (K = 0…N-1): a deterministic 1/N of the files, by path.", valueName: "K/N"))
+    @Option(help: ArgumentHelp("Process only shard K of N (K = 0…N-1): a deterministic 1/N of the files, by path. `auto` takes K and N from a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, FOODMOMENT_SHARD_COUNT) or a Slurm job array (SLURM_ARRAY_TASK_*).", valueName: "K/N|auto"))
     var shard: String?
 
     @Option(parsing: .unconditional, help: "Refuse images with more pixels than this (checked before any pixel is allocated).")
@@ -123,8 +124,12 @@ struct AnalyzeCommand: AsyncParsableCommand {
         if decodeSize < 0 { throw ValidationError("--decode-size must be 0 or more") }
         if threads < 1 { throw ValidationError("--threads must be at least 1") }
         if !(timeBudget > 0) { throw ValidationError("--time-budget must be a positive number of seconds") }
-        if let shard, Shard(parsing: shard) == nil {
-            throw ValidationError("--shard takes K/N with 0 ≤ K < N, e.g. --shard 0/4 (got \(shard))")
+        if shard == "auto" {
+            if case .failure(let error) = Shard.fromScheduler(environment: ProcessInfo.processInfo.environment) {
+                throw ValidationError(error.description)
+            }
+        } else if let shard, Shard(parsing: shard) == nil {
+            throw ValidationError("--shard takes K/N with 0 ≤ K < N, e.g. --shard 0/4, or auto (got \(shard))")
         }
         if annotate != nil && decodeOnly { throw ValidationError("--annotate needs recognition: drop --decode-only") }
         if log && (noJournal || decodeOnly) { throw ValidationError("--log needs recognition and the store: drop --no-journal / --decode-only") }
@@ -134,7 +139,11 @@ struct AnalyzeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let shardFilter = shard.flatMap(Shard.init(parsing:))
+        var shardFilter = shard.flatMap(Shard.init(parsing:))
+        if shard == "auto", case .success(let (found, scheduler)) = Shard.fromScheduler(environment: ProcessInfo.processInfo.environment) {
+            shardFilter = found
+            Output.note("note: shard \(found) from the \(scheduler.rawValue)")
+        }
         // A path that does not exist is a photo that fails ("no such file"), so the others are still analysed.
         var photos: [String] = []
         var skipped: [(path: String, reason: String)] = []

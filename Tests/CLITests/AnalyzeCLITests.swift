@@ -13,8 +13,8 @@ func foodmoment(_ args: String...) throws -> ProcessResult {
     try foodmoment(args)
 }
 
-func foodmoment(_ args: [String]) throws -> ProcessResult {
-    var env = ProcessInfo.processInfo.environment
+func foodmoment(_ args: [String], environment extra: [String: String] = [:]) throws -> ProcessResult {
+    var env = ProcessInfo.processInfo.environment.merging(extra) { $1 }
     env["FOODMOMENT_HOME"] = emptyHome
     return try runProcess(foodmomentBinary, args, environment: env)
 }

@@ -49,6 +49,54 @@ struct BatchCLITests {
         #expect(Set(lines(merged.stdout).compactMap { $0["file"] as? String }) == wholeFiles)
         let bad = try foodmoment("analyze", samples, "--shard", "3/3")
         #expect(bad.status == 2 && bad.stderr.contains("--shard"))
+
+        // `--shard auto` as the array jobs of deploy/ run it: three Kubernetes indexes, then a Slurm array 1-9:4.
+        let k8s: [[String: String]] = (0..<3).map { ["JOB_COMPLETION_INDEX": "\($0)", "FOODMOMENT_SHARD_COUNT": "3"] }
+        let slurm: [[String: String]] = [1, 5, 9].map { ["SLURM_ARRAY_TASK_ID": "\($0)", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_STEP": "4",
+                                                         "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_JOB_ID": "77"] }
+        for (name, environments) in [("k8s", k8s), ("slurm", slurm)] {
+            var autoParts: [String] = []
+            for (i, env) in environments.enumerated() {
+                let r = try foodmoment(["analyze", samples, "--ndjson", "--no-journal", "--shard", "auto"], environment: env)
+                #expect(r.status == 0 && r.stderr.contains("shard \(i)/3 from the"), "\(name) \(i): \(r.stderr)")
+                let path = dir + "/\(name)-\(i).ndjson"
+                try Data(r.stdout.utf8).write(to: URL(fileURLWithPath: path))
+                autoParts.append(path)
+                // The same shard as --shard i/3: the scheduler only chooses which one.
+                let byHand = try String(contentsOfFile: parts[i], encoding: .utf8)
+                #expect(Set(lines(r.stdout).compactMap { $0["file"] as? String }) == Set(lines(byHand).compactMap { $0["file"] as? String }))
+            }
+            let joined = try foodmoment(["merge-results"] + autoParts)
+            #expect(joined.status == 0 && Set(lines(joined.stdout).compactMap { $0["file"] as? String }) == wholeFiles, "\(name)")
+            // The merge equals one run: per file, the same status, foods and grams.
+            func answers(_ text: String) -> [String: String] {
+                Dictionary(lines(text).compactMap { o -> (String, String)? in
+                    guard let file = o["file"] as? String else { return nil }
+                    let foods = (o["foods"] as? [[String: Any]] ?? []).map { "\($0["label"] ?? "")@\($0["grams"] ?? "")" }
+                    return (file, "\(o["status"] ?? "") \(foods.joined(separator: ","))")
+                }, uniquingKeysWith: { a, _ in a })
+            }
+            #expect(answers(joined.stdout) == answers(whole.stdout), "\(name)")
+        }
+        let noScheduler = try foodmoment(["analyze", samples, "--shard", "auto"], environment: ["JOB_COMPLETION_INDEX": "", "SLURM_ARRAY_TASK_ID": ""])
+        #expect(noScheduler.status == 2 && noScheduler.stderr.contains("Kubernetes Indexed Job") && noScheduler.stderr.contains("Slurm"))
+    }
+
+    /// The array jobs shipped in deploy/ run `--shard auto` the way the test above does, with a count that matches.
+    @Test func deployFilesRunShardAuto() throws {
+        let job = try String(contentsOfFile: TestPaths.repoRoot + "/deploy/kubernetes-job.yaml", encoding: .utf8)
+        func value(after key: String) -> String? {
+            guard let line = job.split(separator: "\n").first(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix(key) }) else { return nil }
+            return line.split(separator: ":", maxSplits: 1).last?.split(separator: "#").first?.trimmingCharacters(in: .whitespaces)
+                .trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        }
+        #expect(value(after: "completionMode:") == "Indexed" && job.contains("--shard auto") && job.contains("FOODMOMENT_SHARD_COUNT"))
+        let lines = job.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let countValue = lines.firstIndex(of: "- name: FOODMOMENT_SHARD_COUNT").map { lines[$0 + 1] }
+        #expect(countValue == "value: \"\(value(after: "completions:") ?? "?")\"", "FOODMOMENT_SHARD_COUNT must equal completions")
+        let slurm = try String(contentsOfFile: TestPaths.repoRoot + "/deploy/slurm-array.sh", encoding: .utf8)
+        #expect(slurm.contains("#SBATCH --array=") && slurm.contains("--shard auto"))
+        #expect(try runProcess("/bin/bash", ["-n", TestPaths.repoRoot + "/deploy/slurm-array.sh"]).status == 0)
     }
 
     @Test func loggedPhotosBecomeAReport() throws {
