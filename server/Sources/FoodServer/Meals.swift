@@ -103,6 +103,14 @@ struct MealRoutes: Sendable {
         }
     }
 
+    /// Food `i` of a body, resolved in the tables like `meal add --food`: unknown → 422, malformed → 400.
+    func food(_ name: String, grams: Double?, at i: Int) throws -> MealFood {
+        do { return try ManualFood.make(name: name, grams: grams, db: nutrition) } catch {
+            if case .notFound = error { throw APIError(.unprocessableContent, code: "unknown_food", "foods[\(i)]: \(error.description)") }
+            throw APIError.badRequest("invalid_foods", "foods[\(i)]: \(error.description)")
+        }
+    }
+
     @Sendable func create(_ request: Request, context: APIContext) async throws -> Response {
         let user = try Self.user(context)
         let meal = try await Self.body(NewMeal.self, of: request, limit: 1 << 20, example: #"{"foods": [{"food": "banana", "grams": 120}], "#
@@ -113,10 +121,7 @@ struct MealRoutes: Sendable {
         let tz = try meal.tz.map { try Self.timeZone($0) } ?? context.profileTimeZone ?? TimeZone(identifier: "UTC")!
         var foods: [MealFood] = []
         for (i, item) in meal.foods.enumerated() {
-            do { foods.append(try ManualFood.make(name: item.food, grams: item.grams, db: nutrition)) } catch {
-                if case .notFound = error { throw APIError(.unprocessableContent, code: "unknown_food", "foods[\(i)]: \(error.description)") }
-                throw APIError.badRequest("invalid_foods", "foods[\(i)]: \(error.description)")
-            }
+            foods.append(try food(item.food, grams: item.grams, at: i))
         }
         let time = meal.time ?? Date()
         let store = try stores.store(for: user)
@@ -182,10 +187,7 @@ struct MealRoutes: Sendable {
                     }
                     foods.append(food)
                 case (nil, let name?):
-                    do { foods.append(try ManualFood.make(name: name, grams: item.grams, db: nutrition)) } catch {
-                        if case .notFound = error { throw APIError(.unprocessableContent, code: "unknown_food", "foods[\(i)]: \(error.description)") }
-                        throw APIError.badRequest("invalid_foods", "foods[\(i)]: \(error.description)")
-                    }
+                    foods.append(try food(name, grams: item.grams, at: i))
                 default:
                     throw APIError.badRequest("invalid_foods", "foods[\(i)]: give either index (a food of this meal) or food (a name), not both or neither")
                 }
