@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(
@@ -43,6 +44,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -58,7 +60,8 @@ let package = Package(
             name: "FoodServerTests",
             dependencies: ["FoodServer", .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "FoodMomentServices", package: core), .product(name: "JWTKit", package: "jwt-kit"),
-                           .product(name: "_CryptoExtras", package: "swift-crypto")],
+                           .product(name: "_CryptoExtras", package: "swift-crypto"),
+                           .product(name: "PostgresNIO", package: "postgres-nio")],
             swiftSettings: swiftSettings
         ),
     ]

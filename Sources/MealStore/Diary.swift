@@ -23,56 +23,18 @@ extension MealStore {
             guard let id = try Rows.resolve(mealID, db), let before = try Rows.meal(id: id, db) else {
                 throw MealStoreError.noSuchMeal(mealID)
             }
-            var rec = before
-            for e in edits {
-                switch e {
-                case let .type(t): rec.type = t
-                case let .time(d): rec.time = Time.date(Time.ms(d))
-                case let .title(t): rec.title = t.trimmingCharacters(in: .whitespacesAndNewlines)
-                case let .analysis(a): rec.analysis = a
-                case let .grams(i, g):
-                    guard rec.foods.indices.contains(i) else {
-                        throw MealStoreError.noSuchFood(meal: String(id.prefix(8)), number: i + 1, count: rec.foods.count)
-                    }
-                    guard g.isFinite, g >= 0 else { throw MealStoreError.invalidValue(field: "grams", value: "\(g)", expected: "a number ≥ 0") }
-                    rec.foods[i].setGrams(g)
-                case let .deleteFood(i):
-                    guard rec.foods.indices.contains(i) else {
-                        throw MealStoreError.noSuchFood(meal: String(id.prefix(8)), number: i + 1, count: rec.foods.count)
-                    }
-                    rec.foods.remove(at: i)
-                case let .addFood(f):
-                    try Validate.foods([f])
-                    rec.foods.append(f)
-                }
-            }
-            rec.updatedAt = Time.date(nowMs)
-            // The analysis text described the foods as recognised; once they are changed by hand it says so, so a
-            // reader never takes the old text for the meal's contents (replacing an earlier such line).
-            let analysisEdited = edits.contains { if case .analysis = $0 { true } else { false } }
-            if rec.foods != before.foods, !analysisEdited, let text = rec.analysis {
-                let original = text.components(separatedBy: Self.editedMarker).first ?? text
-                let now = rec.foods.map { "\($0.name.isEmpty ? $0.label : $0.name) \(Int($0.grams.rounded())) g" }.joined(separator: ", ")
-                rec.analysis = original + Self.editedMarker + "foods now \(now.isEmpty ? "none" : now) (\(Int(rec.totals.kcal.rounded())) kcal)."
-            }
-            let out = Rows.derive(rec, from: before)
+            let out = try DiaryRules.apply(edits, to: before, now: Time.date(nowMs))
             try Rows.save(out, db)
             return out
         }
     }
 
-    /// Starts the line `edit` appends to a meal's analysis text when its foods were changed by hand.
-    static let editedMarker = "\n\nEdited by hand: "
-
     /// Logs a meal typed by hand (no photo): the type from `windows` unless given; title and tags derived.
     @discardableResult
     public func addMeal(time: Date, type: MealType? = nil, foods: [MealFood], title: String? = nil,
                         windows: MealWindows = .standard) throws -> MealRecord {
-        try Validate.foods(foods)
-        let stamp = Time.date(nowMs)
-        let rec = MealRecord(type: type ?? windows.type(at: time, timeZone: timeZone), time: Time.date(Time.ms(time)),
-                             title: title ?? "", foods: foods, createdAt: stamp)
-        let out = Rows.derive(rec, from: nil)
+        let out = try DiaryRules.newMeal(time: time, type: type ?? windows.type(at: time, timeZone: timeZone), foods: foods,
+                                         title: title, now: Time.date(nowMs))
         try write("add meal") { db in try Rows.save(out, db) }
         return out
     }
@@ -97,10 +59,7 @@ extension MealStore {
 
     @discardableResult
     public func addWater(milliliters: Double, at time: Date? = nil) throws -> WaterLog {
-        guard milliliters.isFinite, milliliters > 0, milliliters <= 10_000 else {
-            throw MealStoreError.invalidValue(field: "water", value: "\(milliliters) ml", expected: "1 to 10000 ml")
-        }
-        let log = WaterLog(time: Time.date(Time.ms(time ?? now())), milliliters: milliliters)
+        let log = try DiaryRules.water(milliliters: milliliters, at: time ?? now())
         try write("add water") { db in
             try db.execute(sql: "INSERT INTO water (id, time_ms, ml) VALUES (?, ?, ?)",
                            arguments: [log.id, Time.ms(log.time), log.milliliters])
@@ -153,10 +112,7 @@ extension MealStore {
 
     @discardableResult
     public func addWeight(kilograms: Double, at time: Date? = nil) throws -> WeightLog {
-        guard kilograms.isFinite, kilograms >= 2, kilograms <= 500 else {
-            throw MealStoreError.invalidValue(field: "weight", value: "\(kilograms) kg", expected: "2 to 500 kg")
-        }
-        let log = WeightLog(time: Time.date(Time.ms(time ?? now())), kilograms: kilograms)
+        let log = try DiaryRules.weight(kilograms: kilograms, at: time ?? now())
         try write("add weight") { db in
             try db.execute(sql: "INSERT INTO weight (id, time_ms, kg) VALUES (?, ?, ?)",
                            arguments: [log.id, Time.ms(log.time), log.kilograms])
@@ -221,12 +177,7 @@ extension MealStore {
 
     /// Replaces the goals (nil fields are "not set").
     public func setGoals(_ g: Goals) throws {
-        for (name, v) in [("kcal", g.dailyKcal), ("protein", g.proteinG), ("carbs", g.carbsG), ("fat", g.fatG),
-                          ("water", g.waterMl), ("target weight", g.targetWeightKg)] {
-            if let v, !(v.isFinite && v > 0) {
-                throw MealStoreError.invalidValue(field: "goal \(name)", value: "\(v)", expected: "a positive number")
-            }
-        }
+        try DiaryRules.check(g)
         try write("set goals") { db in try Self.setGoals(g, db) }
     }
 
@@ -283,26 +234,12 @@ extension MealStore {
     public func updateAchievements() throws -> [Achievement] {
         try write("update achievements") { db in
             let have = Set(try String.fetchAll(db, sql: "SELECT id FROM achievements"))
-            var days: [LocalDay: DayFacts] = [:]
-            var mealTimes: [Int64] = []
-            for row in try Row.fetchAll(db, sql: """
+            let meals = try Row.fetchAll(db, sql: """
                 SELECT m.time_ms AS t, COALESCE(SUM(f.protein_g), 0) AS p FROM meals m
-                LEFT JOIN foods f ON f.meal_id = m.id GROUP BY m.id ORDER BY m.time_ms
-                """) {
-                let t: Int64 = row["t"]
-                mealTimes.append(t)
-                let day = LocalDay(Time.date(t), timeZone: timeZone)
-                days[day, default: DayFacts()].firstMeal = min(days[day]?.firstMeal ?? t, t)
-                days[day, default: DayFacts()].protein += row["p"] as Double
-            }
-            for row in try Row.fetchAll(db, sql: "SELECT time_ms AS t, ml FROM water ORDER BY time_ms") {
-                let t: Int64 = row["t"]
-                let day = LocalDay(Time.date(t), timeZone: timeZone)
-                let total = (days[day]?.waterLogs.last?.total ?? 0) + (row["ml"] as Double)
-                days[day, default: DayFacts()].waterLogs.append((t, total))
-            }
-            let goals = try Self.goals(db)
-            let earned = AchievementRules.evaluate(mealTimes: mealTimes, days: days, goals: goals)
+                LEFT JOIN foods f ON f.meal_id = m.id GROUP BY m.id
+                """).map { (time: Time.date($0["t"]), proteinG: $0["p"] as Double) }
+            let water = try Rows.water(fromMs: Int64.min, toMs: Int64.max, db)
+            let earned = DiaryRules.achievements(meals: meals, water: water, goals: try Self.goals(db), timeZone: timeZone)
             var new: [Achievement] = []
             for a in earned where !have.contains(a.id) {
                 try db.execute(sql: "INSERT INTO achievements (id, title, unlocked_ms) VALUES (?, ?, ?)",

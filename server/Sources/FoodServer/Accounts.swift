@@ -77,9 +77,7 @@ public final class AccountStore: Sendable {
 
     /// A new personal token for `name` (the user is created on first use); the token itself is returned once.
     public func createToken(forUser name: String, now: Date = Date()) throws -> (user: UserID, token: String) {
-        guard (1...64).contains(name.count),
-              name.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) && $0.isASCII || "._-".unicodeScalars.contains($0) })
-        else { throw AccountError.invalidUserName(name) }
+        try Self.checkName(name)
         let token = "fm_" + Self.randomToken()
         let user = try db.write { db -> UserID in
             let existing = try String.fetchOne(db, sql: "SELECT id FROM users WHERE name = ?", arguments: [name])
@@ -252,6 +250,12 @@ public final class AccountStore: Sendable {
                 try db.execute(sql: "DELETE FROM idempotency WHERE user_id = ? AND key = ?", arguments: [user.rawValue, key])
             }
         }
+    }
+
+    static func checkName(_ name: String) throws {
+        guard (1...64).contains(name.count),
+              name.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) && $0.isASCII || "._-".unicodeScalars.contains($0) })
+        else { throw AccountError.invalidUserName(name) }
     }
 
     static func digest(_ token: String) -> String { ContentDigest.sha256Hex(Array(token.utf8)) }

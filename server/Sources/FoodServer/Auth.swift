@@ -133,9 +133,9 @@ struct TokenIssuer: Sendable {
     let keys: JWTKeyCollection
     let accessLifetime: TimeInterval
     let refreshLifetime: TimeInterval
-    let accounts: AccountStore
+    let accounts: any Accounts
 
-    init(secret: [UInt8], accessLifetime: TimeInterval, refreshLifetime: TimeInterval, accounts: AccountStore) async {
+    init(secret: [UInt8], accessLifetime: TimeInterval, refreshLifetime: TimeInterval, accounts: any Accounts) async {
         keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         self.accessLifetime = accessLifetime; self.refreshLifetime = refreshLifetime; self.accounts = accounts
@@ -195,8 +195,8 @@ struct TokenIssuer: Sendable {
 struct AuthRoutes: Sendable {
     let apple: AppleIdentityVerifier?
     let issuer: TokenIssuer
-    let accounts: AccountStore
-    let stores: UserStores
+    let store: any ServerStore
+    let folders: UserFolders
 
     struct AppleSignIn: Decodable {
         var identityToken: String
@@ -218,15 +218,15 @@ struct AuthRoutes: Sendable {
                                              example: #"{"identity_token": "eyJ…", "nonce": "the nonce the app hashed for Apple"}"#)
         guard body.identityToken.count <= 8192 else { throw APIError.badRequest("invalid_identity_token", "identity_token is longer than 8192 characters") }
         let claims = try await apple.verify(body.identityToken, nonce: body.nonce)
-        let (user, created) = try accounts.appleUser(subject: claims.subject.value)
-        let refresh = try accounts.createRefreshToken(for: user, lifetime: issuer.refreshLifetime)
+        let (user, created) = try await store.appleUser(subject: claims.subject.value, now: Date())
+        let refresh = try await store.createRefreshToken(for: user, family: nil, lifetime: issuer.refreshLifetime, now: Date())
         context.logger.info("signed in with Apple", metadata: ["user": .string(user.rawValue), "new": .stringConvertible(created)])
         return try JSONResponse.make(try await issuer.tokens(for: user, refresh: refresh, newUser: created))
     }
 
     @Sendable func refresh(_ request: Request, context: APIContext) async throws -> Response {
         let body = try await MealRoutes.body(Refresh.self, of: request, limit: 16 << 10, example: #"{"refresh_token": "fr_…"}"#)
-        switch try accounts.rotateRefreshToken(body.refreshToken, lifetime: issuer.refreshLifetime) {
+        switch try await store.rotateRefreshToken(body.refreshToken, lifetime: issuer.refreshLifetime, now: Date()) {
         case .rotated(let user, let token):
             return try JSONResponse.make(try await issuer.tokens(for: user, refresh: token))
         case .unknown:
@@ -243,8 +243,8 @@ struct AuthRoutes: Sendable {
     /// Deletes the caller and everything of theirs: tokens, profile, idempotency records, diary and photos.
     @Sendable func deleteAccount(_ request: Request, context: APIContext) async throws -> Response {
         let user = try MealRoutes.user(context)
-        try accounts.deleteUser(user)
-        try stores.remove(user)
+        try await store.deleteUser(user)
+        try folders.remove(user)
         context.logger.info("account deleted", metadata: ["user": .string(user.rawValue)])
         return Response(status: .noContent)
     }

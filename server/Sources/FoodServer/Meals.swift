@@ -5,38 +5,28 @@ import Hummingbird
 import MealStore
 import Nutrition
 
-/// Each user's diary is a MealStore of their own (`DATA/users/<id>/meals.sqlite`): one user's rows cannot reach
-/// another's, whatever a query asks. Stores are opened once and kept.
+/// The open SQLite diaries of `LocalStore`, opened once and kept.
 final class UserStores: @unchecked Sendable {
-    private let directory: String
+    private let folders: UserFolders
     private let lock = NSLock()
     private var open: [UserID: MealStore] = [:]
 
-    init(dataDirectory: String) { directory = dataDirectory + "/users" }
+    init(dataDirectory: String) { folders = UserFolders(dataDirectory: dataDirectory) }
 
     func store(for user: UserID) throws -> MealStore {
         lock.lock(); defer { lock.unlock() }
         if let s = open[user] { return s }
         // Days, meal types and windows are computed per request in the caller's time zone; the store keeps UTC.
-        let s = try MealStore(path: directory + "/" + user.rawValue + "/meals.sqlite", timeZone: TimeZone(identifier: "UTC")!)
+        let s = try MealStore(path: folders.folder(user) + "/meals.sqlite", timeZone: TimeZone(identifier: "UTC")!)
         open[user] = s
         return s
-    }
-
-    func folder(_ user: UserID) -> String { directory + "/" + user.rawValue }
-
-    /// Saves a photo the user asked to keep under their own folder.
-    func savePhoto(_ bytes: [UInt8], named name: String, for user: UserID) throws {
-        let photos = folder(user) + "/photos"
-        try FileManager.default.createDirectory(atPath: photos, withIntermediateDirectories: true)
-        try Data(bytes).write(to: URL(fileURLWithPath: photos + "/" + name), options: .atomic)
     }
 
     /// Closes the user's diary and removes their folder (diary and photos).
     func remove(_ user: UserID) throws {
         lock.lock(); defer { lock.unlock() }
         open[user] = nil
-        if FileManager.default.fileExists(atPath: folder(user)) { try FileManager.default.removeItem(atPath: folder(user)) }
+        try folders.remove(user)
     }
 }
 
@@ -56,7 +46,7 @@ struct NewMeal: Decodable {
 }
 
 struct MealRoutes: Sendable {
-    let stores: UserStores
+    let store: any ServerStore
     let nutrition: NutritionDatabase
 
     static func user(_ context: APIContext) throws -> UserID {
@@ -124,10 +114,10 @@ struct MealRoutes: Sendable {
             foods.append(try food(item.food, grams: item.grams, at: i))
         }
         let time = meal.time ?? Date()
-        let store = try stores.store(for: user)
+        let diary = try await store.diary(for: user)
         let record: MealRecord
         do {
-            record = try store.addMeal(time: time, type: meal.type ?? MealWindows.standard.type(at: time, timeZone: tz), foods: foods,
+            record = try await diary.addMeal(time: time, type: meal.type ?? MealWindows.standard.type(at: time, timeZone: tz), foods: foods,
                                        title: meal.title)
         } catch let error as MealStoreError {
             guard case .invalidValue = error else { throw error }
@@ -139,12 +129,12 @@ struct MealRoutes: Sendable {
     @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
         let user = try Self.user(context)
         let day = try Self.day(request, context)
-        let meals = try stores.store(for: user).meals(from: day.start, to: day.end)
+        let meals = try await store.diary(for: user).meals(from: day.start, to: day.end)
         return try Self.json(["meals": meals])
     }
 
     @Sendable func get(_ request: Request, context: APIContext) async throws -> Response {
-        try Self.json(try find(context))
+        try Self.json(try await find(context))
     }
 
     /// `PUT /meals/{id}`: the fields given change; `foods`, when given, is the meal's new list — `{"index": i, "grams": g}`
@@ -163,7 +153,7 @@ struct MealRoutes: Sendable {
     }
 
     @Sendable func update(_ request: Request, context: APIContext) async throws -> Response {
-        let meal = try find(context)
+        let meal = try await find(context)
         let change = try await Self.body(MealUpdate.self, of: request, limit: 1 << 20,
                                          example: #"{"foods": [{"index": 0, "grams": 90}, {"food": "rice", "grams": 150}], "type": "lunch"}"#)
         var edits: [MealEdit] = []
@@ -197,7 +187,7 @@ struct MealRoutes: Sendable {
         }
         guard !edits.isEmpty else { throw APIError.badRequest("nothing_to_change", "give at least one of type, time, title, foods") }
         do {
-            return try Self.json(try stores.store(for: try Self.user(context)).edit(mealID: meal.id, edits))
+            return try Self.json(try await store.diary(for: try Self.user(context)).edit(mealID: meal.id, edits))
         } catch let error as MealStoreError {
             guard case .invalidValue = error else { throw error }
             throw APIError(.unprocessableContent, code: "invalid_meal", error.description)
@@ -205,16 +195,16 @@ struct MealRoutes: Sendable {
     }
 
     @Sendable func delete(_ request: Request, context: APIContext) async throws -> Response {
-        let meal = try find(context)
-        _ = try stores.store(for: try Self.user(context)).deleteMeal(id: meal.id)
+        let meal = try await find(context)
+        _ = try await store.diary(for: try Self.user(context)).deleteMeal(id: meal.id)
         return Response(status: .noContent)
     }
 
     /// The caller's meal with exactly this id; anyone else's (or none) is a 404, never a 403.
-    func find(_ context: APIContext) throws -> MealRecord {
+    func find(_ context: APIContext) async throws -> MealRecord {
         let user = try Self.user(context)
         let id = context.parameters.get("id") ?? ""
-        guard let meal = try? stores.store(for: user).meal(id: id), meal.id == id else {
+        guard let meal = try await store.diary(for: user).meal(id: id) else {
             throw APIError.notFound("no meal \(id) in your diary")
         }
         return meal
@@ -251,7 +241,7 @@ struct CivilDay {
 
 /// `POST /api/v1/water`, `GET /api/v1/water?date=&tz=`.
 struct WaterRoutes: Sendable {
-    let stores: UserStores
+    let store: any ServerStore
 
     struct NewWater: Decodable {
         var milliliters: Double
@@ -269,7 +259,7 @@ struct WaterRoutes: Sendable {
         let new = try await MealRoutes.body(NewWater.self, of: request, limit: 64 << 10,
                                             example: #"{"milliliters": 250, "time": "2026-11-26T08:00:00Z"}"#)
         do {
-            return try MealRoutes.json(try stores.store(for: user).addWater(milliliters: new.milliliters, at: new.time), status: .created)
+            return try MealRoutes.json(try await store.diary(for: user).addWater(milliliters: new.milliliters, at: new.time), status: .created)
         } catch let error as MealStoreError {
             guard case .invalidValue = error else { throw error }
             throw APIError.badRequest("invalid_amount", error.description)
@@ -279,7 +269,7 @@ struct WaterRoutes: Sendable {
     @Sendable func list(_ request: Request, context: APIContext) async throws -> Response {
         let user = try MealRoutes.user(context)
         let day = try MealRoutes.day(request, context)
-        let logs = try stores.store(for: user).waterLogs(from: day.start, to: day.end)
+        let logs = try await store.diary(for: user).waterLogs(from: day.start, to: day.end)
         return try MealRoutes.json(Day(water: logs, totalMl: logs.reduce(0) { $0 + $1.milliliters }))
     }
 }

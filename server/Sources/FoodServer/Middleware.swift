@@ -10,7 +10,7 @@ import NIOCore
 /// a 422; a retry while the first is still running is a 409. Answers the server failed on (5xx) are not kept, so the
 /// retry runs. Keys are the caller's (two users may use the same key) and live a day.
 struct IdempotencyMiddleware: RouterMiddleware {
-    let accounts: AccountStore
+    let accounts: any Accounts
     static let header = HTTPField.Name("Idempotency-Key")!
     static let replayed = HTTPField.Name("Idempotent-Replayed")!
 
@@ -26,7 +26,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
         fingerprinted += body.readableBytesView
         let fingerprint = ContentDigest.sha256Hex(fingerprinted)
 
-        switch try accounts.beginIdempotent(user, key: key, fingerprint: fingerprint) {
+        switch try await accounts.beginIdempotent(user, key: key, fingerprint: fingerprint, now: Date()) {
         case .replay(let status, let contentType, let bytes):
             var headers: HTTPFields = [Self.replayed: "true"]
             if let contentType { headers[.contentType] = contentType }
@@ -46,13 +46,13 @@ struct IdempotencyMiddleware: RouterMiddleware {
         } catch let error as APIError where error.status.code < 500 {
             response = try error.response(from: request, context: context)
         } catch {
-            try? accounts.finishIdempotent(user, key: key, status: nil, contentType: nil, body: [])
+            try? await accounts.finishIdempotent(user, key: key, status: nil, contentType: nil, body: [])
             throw error
         }
         let collector = BodyCollector()
         try await response.body.write(collector)
         let bytes = collector.bytes
-        try accounts.finishIdempotent(user, key: key, status: response.status.code < 500 ? response.status.code : nil,
+        try await accounts.finishIdempotent(user, key: key, status: response.status.code < 500 ? response.status.code : nil,
                                       contentType: response.headers[.contentType], body: bytes)
         return Response(status: response.status, headers: response.headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }

@@ -47,6 +47,8 @@ public struct ServerConfiguration: Sendable {
     public var metrics: PrometheusCollectorRegistry?
     /// An idle connection is closed after this many seconds (a slow client cannot hold one forever).
     public var idleTimeout: Double = 60
+    /// Where accounts and diaries are kept; nil: SQLite under `dataDirectory` (`LocalStore`). Photos stay in files.
+    public var store: (any ServerStore)?
 
     public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
 
@@ -152,14 +154,14 @@ struct BodyLimitMiddleware: RouterMiddleware {
 /// Resolves `Authorization: Bearer TOKEN` — a personal token (`fm_…`) or one of our access tokens — to a user who still
 /// exists, or answers 401. The token is never logged.
 struct BearerAuthMiddleware: RouterMiddleware {
-    let accounts: AccountStore
+    let accounts: any Accounts
     let issuer: TokenIssuer
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else { throw APIError.unauthorized }
         let token = String(header.dropFirst("bearer ".count)).trimmingCharacters(in: .whitespaces)
-        let found: UserID? = token.hasPrefix("fm_") ? try accounts.user(forToken: token) : await issuer.user(forAccessToken: token)
-        guard let user = found, let session = try accounts.session(user) else { throw APIError.unauthorized }
+        let found: UserID? = token.hasPrefix("fm_") ? try await accounts.user(forToken: token) : await issuer.user(forAccessToken: token)
+        guard let user = found, let session = try await accounts.session(user) else { throw APIError.unauthorized }
         var context = context
         context.user = user
         context.profileTimeZone = session.timeZone.flatMap(TimeZone.init(identifier:))
@@ -175,7 +177,8 @@ public enum FoodServer {
     public static func application(_ config: ServerConfiguration, logger: Logger,
                                    onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws -> some ApplicationProtocol {
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
-        let accounts = try AccountStore(path: config.accountsPath)
+        let store: any ServerStore = try config.store ?? LocalStore(dataDirectory: config.dataDirectory)
+        let folders = UserFolders(dataDirectory: config.dataDirectory)
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: 224, maxPixels: config.maxPixels, maxFileBytes: config.maxBodyBytes))
         // The nutrition tables are read once and shared; each analyzer needs its own recognizer (its own arena).
         let first = try MealAnalyzer.load(modelsDirectory: config.modelsDirectory, nutritionDirectory: config.nutritionDirectory,
@@ -188,18 +191,17 @@ public enum FoodServer {
         guard let nutrition = first.nutrition else {
             throw APIError(.internalServerError, code: "no_nutrition_tables", "the nutrition tables did not load (nutrition-db/ or FOODMOMENT_NUTRITION_DB)")
         }
-        let stores = UserStores(dataDirectory: config.dataDirectory)
-        let routes = Routes(pool: AnalyzerPool(analyzers), nutrition: nutrition, stores: stores, timeout: config.analyzeTimeout,
+        let routes = Routes(pool: AnalyzerPool(analyzers), nutrition: nutrition, folders: folders, timeout: config.analyzeTimeout,
                             limiter: RateLimiter(perMinute: config.analyzePerMinute),
                             refiner: config.llm.map { PhotoRefiner(client: $0, nutrition: nutrition, maxSide: config.llmMaxSide) })
         let secret = try TokenIssuer.secret(environment: config.jwtSecret, dataDirectory: config.dataDirectory)
         let issuer = await TokenIssuer(secret: secret, accessLifetime: config.accessTokenLifetime,
-                                       refreshLifetime: config.refreshTokenLifetime, accounts: accounts)
+                                       refreshLifetime: config.refreshTokenLifetime, accounts: store)
         let apple = config.appleBundleID.map {
             AppleIdentityVerifier(keySetURL: config.appleKeySetURL, bundleID: $0, fetcher: config.keySetFetcher ?? NoKeySetFetcher(),
                                   refetchInterval: config.appleKeysRefetchInterval)
         }
-        let auth = AuthRoutes(apple: apple, issuer: issuer, accounts: accounts, stores: stores)
+        let auth = AuthRoutes(apple: apple, issuer: issuer, store: store, folders: folders)
 
         let router = Router(context: APIContext.self)
         router.add(middleware: BodyLimitMiddleware(maxBodyBytes: config.maxBodyBytes))
@@ -208,7 +210,7 @@ public enum FoodServer {
         if config.metrics != nil { router.add(middleware: MetricsMiddleware()) }
         router.get("healthz") { _, _ in try JSONResponse.make(["status": "ok"]) }
         router.get("readyz") { _, _ in
-            let ready = accounts.isReachable()
+            let ready = await store.isReachable()
             return try JSONResponse.make(["status": ready ? "ready" : "not_ready"], status: ready ? .ok : .serviceUnavailable)
         }
         if let registry = config.metrics {
@@ -220,27 +222,27 @@ public enum FoodServer {
         router.post("api/v1/auth/apple", use: auth.signInWithApple)
         router.post("api/v1/auth/refresh", use: auth.refresh)
         let api = router.group("api/v1")
-            .add(middleware: BearerAuthMiddleware(accounts: accounts, issuer: issuer))
-            .add(middleware: IdempotencyMiddleware(accounts: accounts))
+            .add(middleware: BearerAuthMiddleware(accounts: store, issuer: issuer))
+            .add(middleware: IdempotencyMiddleware(accounts: store))
         api.delete("auth/account", use: auth.deleteAccount)
         api.post("food/analyze", use: routes.analyze)
         api.get("food/search", use: routes.search)
         api.get("food/barcode/{code}", use: routes.barcode)
-        let meals = MealRoutes(stores: stores, nutrition: nutrition)
+        let meals = MealRoutes(store: store, nutrition: nutrition)
         api.post("meals", use: meals.create)
         api.get("meals", use: meals.list)
         api.get("meals/{id}", use: meals.get)
         api.put("meals/{id}", use: meals.update)
         api.delete("meals/{id}", use: meals.delete)
-        let water = WaterRoutes(stores: stores)
+        let water = WaterRoutes(store: store)
         api.post("water", use: water.create)
         api.get("water", use: water.list)
-        let stats = StatsRoutes(stores: stores, llm: config.llm)
+        let stats = StatsRoutes(store: store, llm: config.llm)
         api.get("stats/daily", use: stats.daily)
         api.get("stats/weekly", use: stats.weekly)
         api.get("stats/monthly", use: stats.monthly)
         api.get("stats/insights", use: stats.insights)
-        let user = UserRoutes(stores: stores, accounts: accounts)
+        let user = UserRoutes(store: store)
         api.get("user/profile", use: user.profile)
         api.put("user/profile", use: user.updateProfile)
         api.get("user/goals", use: user.goals)
@@ -262,7 +264,7 @@ public enum FoodServer {
 struct Routes: Sendable {
     let pool: AnalyzerPool
     let nutrition: NutritionDatabase
-    let stores: UserStores
+    let folders: UserFolders
     let timeout: Double
     let limiter: RateLimiter
     let refiner: PhotoRefiner?
@@ -307,7 +309,7 @@ struct Routes: Sendable {
         if storePhoto {
             // Kept only when asked, under the caller's own folder (removed with the account); named by content.
             let ext = ["jpeg": "jpg", "png": "png", "heic": "heic", "heif": "heic", "webp": "webp"][result.decode?.format ?? ""] ?? "img"
-            try stores.savePhoto(bytes, named: response.imageId + "." + ext, for: user)
+            try folders.savePhoto(bytes, named: response.imageId + "." + ext, for: user)
             response.photoStored = true
         }
         return try JSONResponse.make(response)

@@ -7,15 +7,15 @@ import MealStore
 /// `GET /stats/daily?date=`, `/stats/weekly?week=`, `/stats/monthly?month=`, `/stats/insights?date=`: the CLI's
 /// `stats` report for the caller's local day, week (Monday first) or month.
 struct StatsRoutes: Sendable {
-    let stores: UserStores
+    let store: any ServerStore
     /// Writes the insights' summary when the server has LLM settings; the rule-based sentences come first regardless.
     let llm: LLMClient?
 
-    func report(_ range: StatsRange, day: LocalDay?, _ request: Request, _ context: APIContext) throws -> StatsReport {
+    func report(_ range: StatsRange, day: LocalDay?, _ request: Request, _ context: APIContext) async throws -> StatsReport {
         let zone = try MealRoutes.zone(request, context)
         let now = Date()
         let today = LocalDay(now, timeZone: zone)
-        return try stores.store(for: try MealRoutes.user(context))
+        return try await store.diary(for: try MealRoutes.user(context))
             .statsReport(range: range, day: day ?? today, today: today, timeZone: zone, now: now)
     }
 
@@ -27,7 +27,7 @@ struct StatsRoutes: Sendable {
 
     @Sendable func daily(_ request: Request, context: APIContext) async throws -> Response {
         let day = try Self.day(request, "date", example: "2026-11-26 (the user's local day)")
-        return try MealRoutes.json(try report(.day, day: day, request, context))
+        return try MealRoutes.json(try await report(.day, day: day, request, context))
     }
 
     /// `week=2026-W48` (ISO week) or any day of the week (`2026-11-26`); default this week.
@@ -39,7 +39,7 @@ struct StatsRoutes: Sendable {
                 throw APIError.badRequest("invalid_week", "week must be an ISO week like 2026-W48 or a day of the week like 2026-11-26, not \(text)")
             }
         }
-        return try MealRoutes.json(try report(.week, day: day, request, context))
+        return try MealRoutes.json(try await report(.week, day: day, request, context))
     }
 
     /// `month=2026-11`; default this month.
@@ -49,7 +49,7 @@ struct StatsRoutes: Sendable {
             day = LocalDay(text + "-01")
             guard text.count == 7, day != nil else { throw APIError.badRequest("invalid_month", "month must look like 2026-11, not \(text)") }
         }
-        return try MealRoutes.json(try report(.month, day: day, request, context))
+        return try MealRoutes.json(try await report(.month, day: day, request, context))
     }
 
     struct Insights: Encodable {
@@ -120,8 +120,8 @@ struct StatsRoutes: Sendable {
     /// acceptable macronutrient ranges (protein 10–35 %, carbohydrate 45–65 %, fat 20–35 % of energy).
     @Sendable func insights(_ request: Request, context: APIContext) async throws -> Response {
         let day = try Self.day(request, "date", example: "2026-11-26 (a day of the week to look at)")
-        let r = try report(.week, day: day, request, context)
-        let goals = try stores.store(for: try MealRoutes.user(context)).goals()
+        let r = try await report(.week, day: day, request, context)
+        let goals = try await store.diary(for: try MealRoutes.user(context)).goals()
         var insights = Self.insights(r, goals: goals)
         if let llm { insights.written = await Self.written(insights, llm: llm) }
         return try MealRoutes.json(insights)
@@ -179,8 +179,7 @@ struct StatsRoutes: Sendable {
 
 /// `/user/…`: profile, goals, weight, streaks, achievements (account deletion is `AuthRoutes.deleteAccount`).
 struct UserRoutes: Sendable {
-    let stores: UserStores
-    let accounts: AccountStore
+    let store: any ServerStore
 
     struct ProfileBody: Encodable {
         var userId: String, name: String, signIn: String, createdAt: Date
@@ -193,7 +192,7 @@ struct UserRoutes: Sendable {
 
     @Sendable func profile(_ request: Request, context: APIContext) async throws -> Response {
         let user = try MealRoutes.user(context)
-        guard let p = try accounts.profile(user) else { throw APIError.unauthorized }
+        guard let p = try await store.profile(user) else { throw APIError.unauthorized }
         return try MealRoutes.json(ProfileBody(userId: user.rawValue, name: p.name, signIn: p.apple ? "apple" : "token", createdAt: p.createdAt,
                                                displayName: p.profile.displayName, timeZone: p.profile.timeZone, heightCm: p.profile.heightCm))
     }
@@ -203,7 +202,7 @@ struct UserRoutes: Sendable {
         let user = try MealRoutes.user(context)
         let change = try await MealRoutes.body(AccountStore.Profile.self, of: request, limit: 16 << 10,
                                                example: #"{"display_name": "Alice", "time_zone": "Europe/Paris", "height_cm": 168}"#)
-        guard var current = try accounts.profile(user)?.profile else { throw APIError.unauthorized }
+        guard var current = try await store.profile(user)?.profile else { throw APIError.unauthorized }
         if let name = change.displayName {
             guard name.count <= 100 else { throw APIError.badRequest("invalid_profile", "display_name is at most 100 characters") }
             current.displayName = name
@@ -216,12 +215,12 @@ struct UserRoutes: Sendable {
             guard h.isFinite, (30...300).contains(h) else { throw APIError.badRequest("invalid_profile", "height_cm must be 30–300, not \(h)") }
             current.heightCm = h
         }
-        try accounts.setProfile(user, current)
+        try await store.setProfile(user, current, now: Date())
         return try await profile(request, context: context)
     }
 
     @Sendable func goals(_ request: Request, context: APIContext) async throws -> Response {
-        try MealRoutes.json(try stores.store(for: try MealRoutes.user(context)).goals())
+        try MealRoutes.json(try await store.diary(for: try MealRoutes.user(context)).goals())
     }
 
     /// Replaces the goals (a field left out or null is "not set").
@@ -236,12 +235,12 @@ struct UserRoutes: Sendable {
                 throw APIError.badRequest("invalid_goals", "\(name) must be above 0 and at most \(Int(most)), not \(value)")
             }
         }
-        let store = try stores.store(for: try MealRoutes.user(context))
-        do { try store.setGoals(goals) } catch let error as MealStoreError {
+        let diary = try await store.diary(for: try MealRoutes.user(context))
+        do { try await diary.setGoals(goals) } catch let error as MealStoreError {
             guard case .invalidValue = error else { throw error }
             throw APIError.badRequest("invalid_goals", error.description)
         }
-        return try MealRoutes.json(try store.goals())
+        return try MealRoutes.json(try await diary.goals())
     }
 
     struct NewWeight: Decodable {
@@ -254,13 +253,13 @@ struct UserRoutes: Sendable {
     @Sendable func addWeight(_ request: Request, context: APIContext) async throws -> Response {
         let new = try await MealRoutes.body(NewWeight.self, of: request, limit: 16 << 10,
                                             example: #"{"kilograms": 64.2, "time": "2026-11-26T07:30:00Z"}"#)
-        let store = try stores.store(for: try MealRoutes.user(context))
+        let diary = try await store.diary(for: try MealRoutes.user(context))
         let at = new.time ?? Date()
         if new.force != true, new.kilograms.isFinite, (2...500).contains(new.kilograms),
-           let why = EntryPlausibility.weightChange(new.kilograms, at: at, previous: try store.weightBefore(at)) {
+           let why = EntryPlausibility.weightChange(new.kilograms, at: at, previous: try await diary.weightBefore(at)) {
             throw APIError(.unprocessableContent, code: "implausible_weight", "\(why); send \"force\": true if that is right")
         }
-        do { return try MealRoutes.json(try store.addWeight(kilograms: new.kilograms, at: at), status: .created) } catch let error as MealStoreError {
+        do { return try MealRoutes.json(try await diary.addWeight(kilograms: new.kilograms, at: at), status: .created) } catch let error as MealStoreError {
             guard case .invalidValue = error else { throw error }
             throw APIError.badRequest("invalid_weight", error.description)
         }
@@ -275,7 +274,7 @@ struct UserRoutes: Sendable {
         guard from <= to, to.dayNumber - from.dayNumber <= 3660 else {
             throw APIError.badRequest("invalid_range", "from must not be after to, and the range at most ten years")
         }
-        let logs = try stores.store(for: try MealRoutes.user(context))
+        let logs = try await store.diary(for: try MealRoutes.user(context))
             .weightLogs(from: from.start(in: zone), to: to.adding(days: 1).start(in: zone))
         return try MealRoutes.json(["weight": logs])
     }
@@ -288,15 +287,15 @@ struct UserRoutes: Sendable {
     @Sendable func streaks(_ request: Request, context: APIContext) async throws -> Response {
         let zone = try MealRoutes.zone(request, context)
         let today = LocalDay(Date(), timeZone: zone)
-        let logged = try stores.store(for: try MealRoutes.user(context)).loggedDays(timeZone: zone)
+        let logged = try await store.diary(for: try MealRoutes.user(context)).loggedDays(timeZone: zone)
         let s = Stats.streaks(loggedDays: logged, today: today)
         return try MealRoutes.json(Streaks(current: s.current, longest: s.longest, today: today, loggedToday: logged.contains(today)))
     }
 
     @Sendable func achievements(_ request: Request, context: APIContext) async throws -> Response {
-        let store = try stores.store(for: try MealRoutes.user(context))
-        try store.updateAchievements()
-        return try MealRoutes.json(["achievements": try store.achievements()])
+        let diary = try await store.diary(for: try MealRoutes.user(context))
+        try await diary.updateAchievements()
+        return try MealRoutes.json(["achievements": try await diary.achievements()])
     }
 }
 

@@ -39,8 +39,29 @@ struct Serve: AsyncParsableCommand {
 
 struct DataOption: ParsableArguments {
     @Option(help: "The server's data folder (default: <your data folder>/server).") var data: String?
+    @Option(help: ArgumentHelp("PostgreSQL for accounts and diaries, shared by every instance: postgres://USER:PASSWORD@HOST:PORT/DATABASE (add ?sslmode=require for TLS). Default: SQLite files in the data folder (one instance).", valueName: "url"))
+    var database: String?
 
     var directory: String { data ?? Environment.value("data") ?? ResourceLocator.userDataDirectory() + "/server" }
+
+    var databaseURL: String? { database ?? Environment.value("database") }
+
+    func validate() throws {
+        if let url = databaseURL {
+            do { _ = try PostgresStore.configuration(url: url) } catch { throw ValidationError("\(error)") }
+        }
+    }
+
+    /// Runs `body` with the store the options name: PostgreSQL (connected and migrated) or the data folder's SQLite.
+    func withStore<T: Sendable>(logger: Logger, _ body: (any ServerStore) async throws -> T) async throws -> T {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        guard let url = databaseURL else { return try await body(try LocalStore(dataDirectory: directory)) }
+        do {
+            return try await PostgresStore.with(url: url, logger: logger) { try await body($0) }
+        } catch let error as PostgresStoreError {
+            throw ValidationError(error.description)
+        }
+    }
 }
 
 /// `FOODMOMENT_SERVER_<NAME>`: the environment's value for an option left out on the command line.
@@ -106,6 +127,13 @@ struct Run: AsyncParsableCommand {
 
     func validate() throws { _ = try configuration() }
 
+    /// The URL without its password, for the log.
+    static func redacted(_ url: String) -> String {
+        guard var c = URLComponents(string: url) else { return "(unparsable URL)" }
+        if c.password != nil { c.password = "***" }
+        return c.string ?? "(unparsable URL)"
+    }
+
     func run() async throws {
         var (config, level) = try configuration()
         LoggingSystem.bootstrap { label in
@@ -133,10 +161,15 @@ struct Run: AsyncParsableCommand {
             logger.notice("refine=true uses \(llm.provider.rawValue) \(llm.model) (\(llm.isLocal ? "local" : "photos leave this machine"))")
         }
         let host = config.host, directory = config.dataDirectory
-        let app = try await FoodServer.application(config, logger: logger) { bound in
-            FileHandle.standardOutput.write(Data("foodmoment serve: listening on http://\(host):\(bound) (data: \(directory))\n".utf8))
+        let where_ = data.databaseURL.map { "PostgreSQL " + Self.redacted($0) + ", photos: " + directory } ?? "data: " + directory
+        try await data.withStore(logger: logger) { store in
+            var config = config
+            config.store = store
+            let app = try await FoodServer.application(config, logger: logger) { bound in
+                FileHandle.standardOutput.write(Data("foodmoment serve: listening on http://\(host):\(bound) (\(where_))\n".utf8))
+            }
+            try await app.runService()
         }
-        try await app.runService()
     }
 }
 
@@ -158,14 +191,12 @@ struct Token: AsyncParsableCommand {
         @OptionGroup var data: DataOption
 
         func run() async throws {
-            try FileManager.default.createDirectory(atPath: data.directory, withIntermediateDirectories: true)
-            let store = try AccountStore(path: ServerConfiguration(dataDirectory: data.directory).accountsPath)
-            do {
-                let (_, token) = try store.createToken(forUser: user)
-                print(token)
-            } catch let error as AccountError {
-                throw ValidationError(error.description)
+            let token = try await data.withStore(logger: Logger(label: "foodmoment.server")) { store in
+                do { return try await store.createToken(forUser: user, now: Date()).token } catch let error as AccountError {
+                    throw ValidationError(error.description)
+                }
             }
+            print(token)
         }
     }
 }

@@ -124,12 +124,22 @@ struct AuthTests {
         let kcal = ((stats.json["current"] as? [String: Any])?["totals"] as? [String: Any])?["kcal"] as? Double ?? 0
         #expect(stats.status == 200 && abs(kcal - (analysis.json["total_calories"] as? Double ?? -1)) < 1, "the day's kcal are the photo's")
         let userFolder = server.data + "/users/" + userID
-        #expect(FileManager.default.fileExists(atPath: userFolder + "/meals.sqlite"))
+        // The diary: the user's own SQLite file, or their rows in PostgreSQL.
+        let everything = (Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 4e9))
+        if let store = server.store {
+            #expect(try await store.diary(for: UserID(rawValue: userID)).meals(from: everything.0, to: everything.1).count == 1)
+        } else {
+            #expect(FileManager.default.fileExists(atPath: userFolder + "/meals.sqlite"))
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: userFolder + "/photos").count == 1)
 
         let deleted = try await server.request("DELETE", "/api/v1/auth/account", token: access)
         #expect(deleted.status == 204)
         #expect(!FileManager.default.fileExists(atPath: userFolder), "the diary and photos are gone")
+        if let store = server.store {
+            #expect(try await store.diary(for: UserID(rawValue: userID)).meals(from: everything.0, to: everything.1).isEmpty,
+                    "the user's rows are gone with the user")
+        }
         let after = try await server.request("GET", "/api/v1/meals?date=2026-11-26", token: access)
         #expect(after.status == 401, "a deleted account's access token stops working at once")
         let refreshAfter = try await server.request("POST", "/api/v1/auth/refresh", contentType: "application/json",

@@ -24,7 +24,7 @@ struct DiaryRouteTests {
 
     @Test func aMealIsEditedLikeTheCLIEditsIt() async throws {
         let server = try await LiveServer()
-        let alice = try server.token(for: "alice"), bob = try server.token(for: "bob")
+        let alice = try await server.token(for: "alice"), bob = try await server.token(for: "bob")
         let created = try await meal(server, alice, #"{"foods": [{"food": "banana", "grams": 120}, {"food": "apple", "grams": 150}], "time": "2026-11-26T08:00:00Z"}"#)
         let id = try #require(created["id"] as? String)
         let kcalBefore = ((created["totals"] as? [String: Any])?["kcal"] as? Double) ?? 0
@@ -53,7 +53,7 @@ struct DiaryRouteTests {
 
     @Test func statsFollowTheDiaryAndTheProfileTimeZone() async throws {
         let server = try await LiveServer()
-        let alice = try server.token(for: "alice")
+        let alice = try await server.token(for: "alice")
         // Monday 23 and Tuesday 24 November 2026, and one meal the week before.
         _ = try await meal(server, alice, #"{"foods": [{"food": "banana", "grams": 100}], "time": "2026-11-23T08:00:00Z"}"#)
         _ = try await meal(server, alice, #"{"foods": [{"food": "rice", "grams": 200}], "time": "2026-11-24T12:00:00Z"}"#)
@@ -92,7 +92,7 @@ struct DiaryRouteTests {
 
     @Test func goalsWeightStreaksAndAchievements() async throws {
         let server = try await LiveServer()
-        let alice = try server.token(for: "alice")
+        let alice = try await server.token(for: "alice")
         let goals = try await server.request("PUT", "/api/v1/user/goals", token: alice, contentType: "application/json",
                                              body: json(#"{"daily_kcal": 1800, "water_ml": 2000}"#))
         #expect(goals.status == 200 && goals.json["daily_kcal"] as? Double == 1800 && goals.json["protein_g"] == nil)
@@ -120,7 +120,7 @@ struct DiaryRouteTests {
 
     @Test func aRetriedPostWithTheSameIdempotencyKeyCreatesNothingTwice() async throws {
         let server = try await LiveServer()
-        let alice = try server.token(for: "alice"), bob = try server.token(for: "bob")
+        let alice = try await server.token(for: "alice"), bob = try await server.token(for: "bob")
         let body = json(#"{"foods": [{"food": "banana", "grams": 120}], "time": "2026-11-26T08:00:00Z"}"#)
         let key = ["Idempotency-Key": "meal-\(UUID().uuidString)"]
         let first = try await server.request("POST", "/api/v1/meals", token: alice, contentType: "application/json", body: body, headers: key)
@@ -157,7 +157,7 @@ struct DiaryRouteTests {
     @Test func analyzeIsRateLimitedPerUserAndTimesOut() async throws {
         let photo = try Data(contentsOf: URL(fileURLWithPath: repoRoot + "/samples/banana.jpg"))
         let server = try await LiveServer { $0.analyzePerMinute = 2 }
-        let alice = try server.token(for: "alice"), bob = try server.token(for: "bob")
+        let alice = try await server.token(for: "alice"), bob = try await server.token(for: "bob")
         for _ in 0..<2 {
             #expect(try await server.request("POST", "/api/v1/food/analyze", token: alice, contentType: "image/jpeg", body: photo).status == 200)
         }
@@ -168,7 +168,7 @@ struct DiaryRouteTests {
 
         // A deadline already past when the analyzer is free: answered 503, never analysed.
         let slow = try await LiveServer { $0.analyzeTimeout = 0 }
-        let token = try slow.token(for: "alice")
+        let token = try await slow.token(for: "alice")
         let timedOut = try await slow.request("POST", "/api/v1/food/analyze", token: token, contentType: "image/jpeg", body: photo)
         #expect(timedOut.status == 503 && errorCode(timedOut) == "timeout" && timedOut.headers["retry-after"] != nil)
         #expect(try await slow.request("GET", "/healthz").status == 200)
@@ -178,7 +178,7 @@ struct DiaryRouteTests {
     @Test func metricsCountRequestsPerRouteAndAnalyzeStages() async throws {
         let registry = testMetrics
         let server = try await LiveServer { $0.metrics = registry }
-        let alice = try server.token(for: "alice")
+        let alice = try await server.token(for: "alice")
         let photo = try Data(contentsOf: URL(fileURLWithPath: repoRoot + "/samples/banana.jpg"))
         _ = try await server.request("POST", "/api/v1/food/analyze", token: alice, contentType: "image/jpeg", body: photo)
         _ = try await server.request("GET", "/api/v1/meals?date=2026-11-26", token: alice)

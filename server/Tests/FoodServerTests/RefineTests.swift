@@ -64,7 +64,7 @@ struct RefineTests {
         let answer = #"{"foods":[{"name":"Banana","name_zh":"香蕉","grams":200,"confidence":0.95,"box":{"x":0.1,"y":0.1,"w":0.8,"h":0.8}}]}"#
         let llm = try await FakeLLM([(.ok, FakeLLM.completion(answer))])
         let server = try await LiveServer { $0.llm = llm.client() }
-        let token = try server.token(for: "alice")
+        let token = try await server.token(for: "alice")
         let plain = try await server.request("POST", "/api/v1/food/analyze", token: token, contentType: "image/jpeg", body: photo)
         #expect(plain.status == 200 && plain.json["refinement"] == nil && llm.requests == 0, "off unless asked")
         let refined = try await server.request("POST", "/api/v1/food/analyze?refine=true", token: token, contentType: "image/jpeg", body: photo)
@@ -84,7 +84,7 @@ struct RefineTests {
     @Test func aFailingLLMLeavesTheOnDeviceAnswerAndSaysWhy() async throws {
         let llm = try await FakeLLM([(.internalServerError, #"{"error":{"message":"boom"}}"#)])
         let server = try await LiveServer { $0.llm = llm.client() }
-        let token = try server.token(for: "alice")
+        let token = try await server.token(for: "alice")
         let reply = try await server.request("POST", "/api/v1/food/analyze?refine=true", token: token, contentType: "image/jpeg", body: photo)
         let info = try #require(reply.json["refinement"] as? [String: Any])
         #expect(reply.status == 200 && info["status"] as? String == "unrefined" && (info["reason"] as? String)?.isEmpty == false, "\(info)")
@@ -95,7 +95,7 @@ struct RefineTests {
 
     @Test func refineWithoutAnLLMIsA400() async throws {
         let server = try await LiveServer()
-        let token = try server.token(for: "alice")
+        let token = try await server.token(for: "alice")
         let reply = try await server.request("POST", "/api/v1/food/analyze?refine=true", token: token, contentType: "image/jpeg", body: photo)
         #expect(reply.status == 400 && errorCode(reply) == "refine_unavailable")
         let bad = try await server.request("POST", "/api/v1/food/analyze?refine=maybe", token: token, contentType: "image/jpeg", body: photo)
@@ -109,7 +109,7 @@ struct RefineTests {
         let invented = "You averaged 89 kcal, 4 % of your goal; drink 8 glasses of water a day."
         let llm = try await FakeLLM([(.ok, FakeLLM.plain(honest)), (.ok, FakeLLM.plain(invented)), (.serviceUnavailable, "{}")])
         let server = try await LiveServer { $0.llm = llm.client() }
-        let token = try server.token(for: "alice")
+        let token = try await server.token(for: "alice")
         _ = try await server.request("PUT", "/api/v1/user/goals", token: token, contentType: "application/json", body: json(#"{"daily_kcal": 2000}"#))
         let meal = try await server.request("POST", "/api/v1/meals", token: token, contentType: "application/json",
                                             body: json(#"{"foods": [{"food": "banana", "grams": 100}], "time": "2026-11-16T08:00:00Z"}"#))

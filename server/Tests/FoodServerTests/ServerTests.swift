@@ -15,11 +15,21 @@ let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().delet
 final class LiveServer: @unchecked Sendable {
     let base: String
     let data: String
+    /// The store the server was given (PostgreSQL); nil: its own SQLite files under `data`.
+    let store: (any ServerStore)?
+    /// A database made for this server alone (FOODMOMENT_TEST_STORE=postgres), dropped by `stop()`.
+    private let ownDatabase: TestPostgres.Database?
     private let task: Task<Void, any Error>
 
-    init(maxBodyBytes: Int = 20 << 20, logs: LogCapture? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
-        data = NSTemporaryDirectory() + "foodmoment-server-" + UUID().uuidString
+    /// `database`: a PostgreSQL database shared with other servers (instances); otherwise SQLite, or a database of its
+    /// own when the suite runs on PostgreSQL.
+    init(maxBodyBytes: Int = 20 << 20, logs: LogCapture? = nil, database: TestPostgres.Database? = nil, data shared: String? = nil,
+         configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
+        data = shared ?? NSTemporaryDirectory() + "foodmoment-server-" + UUID().uuidString
         var config = ServerConfiguration(dataDirectory: data)
+        ownDatabase = database == nil && TestPostgres.everyServer ? try await TestPostgres.Database() : nil
+        config.store = (database ?? ownDatabase)?.store
+        store = config.store
         config.host = "127.0.0.1"
         config.port = 0
         config.maxBodyBytes = maxBodyBytes
@@ -41,10 +51,12 @@ final class LiveServer: @unchecked Sendable {
         task.cancel()
         _ = await task.result
         try? FileManager.default.removeItem(atPath: data)
+        await ownDatabase?.drop()
     }
 
-    func token(for user: String) throws -> String {
-        try AccountStore(path: data + "/accounts.sqlite").createToken(forUser: user).token
+    func token(for user: String) async throws -> String {
+        if let store { return try await store.createToken(forUser: user, now: Date()).token }
+        return try AccountStore(path: data + "/accounts.sqlite").createToken(forUser: user).token
     }
 
     struct Reply {
@@ -124,7 +136,7 @@ struct ServerTests {
 
     @Test func everyAPIRouteRefusesAMissingOrWrongToken() async throws {
         let server = try await LiveServer()
-        let good = try server.token(for: "alice")
+        let good = try await server.token(for: "alice")
         let routes = [("POST", "/api/v1/food/analyze"), ("GET", "/api/v1/food/search?q=banana"), ("GET", "/api/v1/food/barcode/5000112637922"),
                       ("POST", "/api/v1/meals"), ("GET", "/api/v1/meals?date=2026-11-26"), ("GET", "/api/v1/meals/abc"), ("DELETE", "/api/v1/meals/abc"),
                       ("PUT", "/api/v1/meals/abc"), ("POST", "/api/v1/water"), ("GET", "/api/v1/water?date=2026-11-26"),
@@ -160,7 +172,7 @@ struct ServerTests {
 
     @Test func aPhotoIsAnalysedLikeTheCLIDoes() async throws {
         let server = try await LiveServer()
-        let token = try server.token(for: "alice")
+        let token = try await server.token(for: "alice")
         let photo = try Data(contentsOf: URL(fileURLWithPath: repoRoot + "/samples/banana.jpg"))
         let reply = try await server.request("POST", "/api/v1/food/analyze", token: token, contentType: "image/jpeg", body: photo)
         #expect(reply.status == 200)
@@ -191,7 +203,7 @@ struct ServerTests {
 
     @Test func badPhotosGetA4xxThatSaysWhatToChange() async throws {
         let server = try await LiveServer(maxBodyBytes: 64 << 10)
-        let token = try server.token(for: "alice")
+        let token = try await server.token(for: "alice")
         let jpeg = try Data(contentsOf: URL(fileURLWithPath: repoRoot + "/samples/banana.jpg"))
         let cases: [(String?, Data, Int, String)] = [
             ("text/plain", Data("hello".utf8), 415, "unsupported_media_type"),
@@ -212,7 +224,7 @@ struct ServerTests {
 
     @Test func searchAndBarcodes() async throws {
         let server = try await LiveServer()
-        let token = try server.token(for: "alice")
+        let token = try await server.token(for: "alice")
         let hits = try await server.request("GET", "/api/v1/food/search?q=banana&limit=3", token: token)
         let results = try #require(hits.json["results"] as? [[String: Any]])
         #expect(hits.status == 200 && (1...3).contains(results.count))
@@ -244,7 +256,7 @@ struct ServerTests {
 
     @Test func mealsAreEachUsersOwn() async throws {
         let server = try await LiveServer()
-        let alice = try server.token(for: "alice"), bob = try server.token(for: "bob")
+        let alice = try await server.token(for: "alice"), bob = try await server.token(for: "bob")
         let body = Data(#"{"foods": [{"food": "banana", "grams": 120}, {"food": "rice_dish"}], "time": "2026-11-26T07:30:00Z", "tz": "Europe/Paris"}"#.utf8)
         let created = try await server.request("POST", "/api/v1/meals", token: alice, contentType: "application/json", body: body)
         #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
@@ -273,7 +285,7 @@ struct ServerTests {
 
     @Test func badMealsGetA4xxThatSaysWhatToChange() async throws {
         let server = try await LiveServer()
-        let token = try server.token(for: "alice")
+        let token = try await server.token(for: "alice")
         let cases: [(String, Int, String)] = [
             ("not json", 400, "invalid_body"),
             (#"{"time": "2026-11-26T07:30:00Z"}"#, 400, "invalid_body"),
@@ -298,7 +310,7 @@ struct ServerTests {
 
     @Test func waterIsEachUsersOwnAndAddsUp() async throws {
         let server = try await LiveServer()
-        let alice = try server.token(for: "alice"), bob = try server.token(for: "bob")
+        let alice = try await server.token(for: "alice"), bob = try await server.token(for: "bob")
         for (ml, time) in [(250.0, "2026-11-26T06:00:00Z"), (500.0, "2026-11-26T20:00:00Z"), (300.0, "2026-11-26T23:30:00Z")] {
             let body = Data(#"{"milliliters": \#(ml), "time": "\#(time)"}"#.utf8)
             let reply = try await server.request("POST", "/api/v1/water", token: alice, contentType: "application/json", body: body)
