@@ -46,13 +46,14 @@ public final class PostgresStore: ServerStore {
 
     /// Connects to `url`, brings the schema up to date and runs `body` with the store; the connections close when it
     /// returns. A database that cannot be reached or migrated within `connectTimeout` is an error naming the URL's host.
-    public static func with<T: Sendable>(url: String, logger: Logger, _ body: (PostgresStore) async throws -> T) async throws -> T {
+    public static func with<T: Sendable>(url: String, logger: Logger, deadline: Duration = .seconds(5),
+                                         _ body: (PostgresStore) async throws -> T) async throws -> T {
         let config = try configuration(url: url)
         let client = PostgresClient(configuration: config, backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
-            let store = PostgresStore(client: client, logger: logger)
+            let store = PostgresStore(client: client, logger: logger, deadline: deadline)
             do {
                 try await store.run { try await store.migrate() }
             } catch let error as APIError {
@@ -170,13 +171,20 @@ public final class PostgresStore: ServerStore {
                 defer { group.cancelAll() }
                 return try await group.next()!
             }
-        } catch let error as PSQLError where error.code != .server {
-            throw Self.unavailable("\(error.code)")
+        } catch let error as PSQLError where error.code != .server || Self.isOutage(error) {
+            throw Self.unavailable(error.code == .server ? "SQLSTATE \(error.serverInfo?[.sqlState] ?? "?")" : "\(error.code)")
         } catch PostgresStoreError.deadline {
             throw Self.unavailable("no answer within \(deadline.components.seconds) s")
         } catch is CancellationError {
             throw Self.unavailable("cancelled")
         }
+    }
+
+    /// A server error that is the database going away, not a bad statement: class 08 (connection exception) and 57
+    /// (operator intervention: shut down, crashed, starting up), e.g. the connections a `pg_ctl stop` terminates.
+    static func isOutage(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return false }
+        return state.hasPrefix("08") || state.hasPrefix("57")
     }
 
     static func unavailable(_ why: String) -> APIError {

@@ -44,12 +44,17 @@ struct DataOption: ParsableArguments {
 
     var directory: String { data ?? Environment.value("data") ?? ResourceLocator.userDataDirectory() + "/server" }
 
+    @Option(help: "With --database: longest a request waits for PostgreSQL (a connection included) before a 503 with Retry-After, seconds (default 5).")
+    var databaseTimeout: Double?
+
     var databaseURL: String? { database ?? Environment.value("database") }
 
     func validate() throws {
         if let url = databaseURL {
             do { _ = try PostgresStore.configuration(url: url) } catch { throw ValidationError("\(error)") }
         }
+        let timeout = try databaseTimeout ?? Environment.number("database-timeout", 5.0)
+        guard timeout >= 0.1, timeout <= 300 else { throw ValidationError("--database-timeout must be 0.1…300 s, not \(timeout)") }
     }
 
     /// Runs `body` with the store the options name: PostgreSQL (connected and migrated) or the data folder's SQLite.
@@ -57,7 +62,8 @@ struct DataOption: ParsableArguments {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         guard let url = databaseURL else { return try await body(try LocalStore(dataDirectory: directory)) }
         do {
-            return try await PostgresStore.with(url: url, logger: logger) { try await body($0) }
+            let timeout = try databaseTimeout ?? Environment.number("database-timeout", 5.0)
+            return try await PostgresStore.with(url: url, logger: logger, deadline: .milliseconds(Int64(timeout * 1000))) { try await body($0) }
         } catch let error as PostgresStoreError {
             throw ValidationError(error.description)
         }
