@@ -189,7 +189,7 @@ public final class PostgresStore: ServerStore {
 
     static func unavailable(_ why: String) -> APIError {
         APIError(.serviceUnavailable, code: "database_unavailable",
-                 "the database is not reachable right now (\(why)); nothing was changed by this request: retry shortly",
+                 "the database is not reachable right now (\(why)): retry shortly (a POST with the same Idempotency-Key, so it counts once)",
                  headers: [.retryAfter: "2"])
     }
 
