@@ -5,20 +5,32 @@ import Hummingbird
 import MealStore
 import Nutrition
 
-/// The open SQLite diaries of `LocalStore`, opened once and kept.
+/// The open SQLite diaries of `LocalStore`: the most recently used `capacity` stay open (each holds a connection pool,
+/// its caches and descriptors), the least recently used is closed once no request holds it.
 final class UserStores: @unchecked Sendable {
     private let folders: UserFolders
+    private let capacity: Int
     private let lock = NSLock()
-    private var open: [UserID: MealStore] = [:]
+    private var open: [UserID: (store: MealStore, used: UInt64)] = [:]
+    private var tick: UInt64 = 0
 
-    init(dataDirectory: String) { folders = UserFolders(dataDirectory: dataDirectory) }
+    init(dataDirectory: String, capacity: Int = 128) {
+        folders = UserFolders(dataDirectory: dataDirectory)
+        self.capacity = max(1, capacity)
+    }
+
+    var openCount: Int { lock.withLock { open.count } }
 
     func store(for user: UserID) throws -> MealStore {
         lock.lock(); defer { lock.unlock() }
-        if let s = open[user] { return s }
+        tick += 1
+        if let s = open[user] { open[user]!.used = tick; return s.store }
         // Days, meal types and windows are computed per request in the caller's time zone; the store keeps UTC.
         let s = try MealStore(path: folders.folder(user) + "/meals.sqlite", timeZone: TimeZone(identifier: "UTC")!)
-        open[user] = s
+        if open.count >= capacity, let oldest = open.min(by: { $0.value.used < $1.value.used })?.key {
+            open[oldest] = nil
+        }
+        open[user] = (s, tick)
         return s
     }
 

@@ -55,7 +55,7 @@ public final class PostgresStore: ServerStore {
             defer { group.cancelAll() }
             let store = PostgresStore(client: client, logger: logger, deadline: deadline)
             do {
-                try await store.run { try await store.migrate() }
+                _ = try await store.run { try await store.migrate() }
             } catch let error as APIError {
                 throw PostgresStoreError.unreachable(host: "\(config.host ?? "?"):\(config.port ?? 5432)", why: error.message)
             }
@@ -484,12 +484,22 @@ struct PostgresDiary: Diary {
     }
 
     func waterLogs(from: Date, to: Date) async throws -> [WaterLog] {
-        let user = self.user, a = Self.ms(from), b = Self.ms(to)
+        try await logs(.water, from: from, to: to).map { WaterLog(id: $0.id, time: $0.time, milliliters: $0.value) }
+    }
+
+    /// The two log tables share their shape: id, time and one value.
+    enum LogTable: String { case water, weight }
+
+    /// A log table's rows with `from ≤ time < to`, by time.
+    func logs(_ table: LogTable, from: Date, to: Date) async throws -> [(id: String, time: Date, value: Double)] {
+        let user = self.user, a = Self.ms(from), b = Self.ms(to), column = table == .water ? "ml" : "kg"
+        let query: PostgresQuery = """
+            SELECT id, time_ms, \(unescaped: column) FROM \(unescaped: table.rawValue)
+            WHERE user_id = \(user) AND time_ms >= \(a) AND time_ms < \(b) ORDER BY time_ms, id
+            """
         return try await store.run {
-            var out: [WaterLog] = []
-            for try await (id, t, ml) in try await store.query("""
-                SELECT id, time_ms, ml FROM water WHERE user_id = \(user) AND time_ms >= \(a) AND time_ms < \(b) ORDER BY time_ms, id
-                """).decode((String, Int64, Double).self) { out.append(WaterLog(id: id, time: Self.date(t), milliliters: ml)) }
+            var out: [(id: String, time: Date, value: Double)] = []
+            for try await (id, t, v) in try await store.query(query).decode((String, Int64, Double).self) { out.append((id, Self.date(t), v)) }
             return out
         }
     }
@@ -540,14 +550,7 @@ struct PostgresDiary: Diary {
     }
 
     func weightLogs(from: Date, to: Date) async throws -> [WeightLog] {
-        let user = self.user, a = Self.ms(from), b = Self.ms(to)
-        return try await store.run {
-            var out: [WeightLog] = []
-            for try await (id, t, kg) in try await store.query("""
-                SELECT id, time_ms, kg FROM weight WHERE user_id = \(user) AND time_ms >= \(a) AND time_ms < \(b) ORDER BY time_ms, id
-                """).decode((String, Int64, Double).self) { out.append(WeightLog(id: id, time: Self.date(t), kilograms: kg)) }
-            return out
-        }
+        try await logs(.weight, from: from, to: to).map { WeightLog(id: $0.id, time: $0.time, kilograms: $0.value) }
     }
 
     func loggedDays(timeZone: TimeZone) async throws -> Set<LocalDay> {
