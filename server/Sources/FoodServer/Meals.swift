@@ -5,7 +5,7 @@ import Hummingbird
 import MealStore
 import Nutrition
 
-/// The open SQLite diaries of `LocalStore`: the most recently used `capacity` stay open (each holds a connection pool,
+/// The open SQLite diaries of `LocalStore`: the most recently used `capacity` (512) stay open (each holds a connection pool,
 /// its caches and descriptors), the least recently used is closed once no request holds it.
 final class UserStores: @unchecked Sendable {
     private let folders: UserFolders
@@ -14,7 +14,7 @@ final class UserStores: @unchecked Sendable {
     private var open: [UserID: (store: MealStore, used: UInt64)] = [:]
     private var tick: UInt64 = 0
 
-    init(dataDirectory: String, capacity: Int = 128) {
+    init(dataDirectory: String, capacity: Int = 512) {
         folders = UserFolders(dataDirectory: dataDirectory)
         self.capacity = max(1, capacity)
     }
@@ -22,13 +22,18 @@ final class UserStores: @unchecked Sendable {
     var openCount: Int { lock.withLock { open.count } }
 
     func store(for user: UserID) throws -> MealStore {
+        var evicted: MealStore?
+        defer {
+            // Closing a pool checkpoints its WAL: done off the request path and outside the lock.
+            if let evicted { DispatchQueue.global(qos: .utility).async { withExtendedLifetime(evicted) {} } }
+        }
         lock.lock(); defer { lock.unlock() }
         tick += 1
         if let s = open[user] { open[user]!.used = tick; return s.store }
         // Days, meal types and windows are computed per request in the caller's time zone; the store keeps UTC.
         let s = try MealStore(path: folders.folder(user) + "/meals.sqlite", timeZone: TimeZone(identifier: "UTC")!)
         if open.count >= capacity, let oldest = open.min(by: { $0.value.used < $1.value.used })?.key {
-            open[oldest] = nil
+            evicted = open.removeValue(forKey: oldest)?.store
         }
         open[user] = (s, tick)
         return s
