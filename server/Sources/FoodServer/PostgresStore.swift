@@ -476,10 +476,7 @@ struct PostgresDiary: Diary {
 
     func addWater(milliliters: Double, at time: Date?) async throws -> WaterLog {
         let log = try DiaryRules.water(milliliters: milliliters, at: time ?? Date())
-        let user = self.user, t = Self.ms(log.time)
-        try await store.run {
-            _ = try await store.query("INSERT INTO water (user_id, id, time_ms, ml) VALUES (\(user), \(log.id), \(t), \(log.milliliters))")
-        }
+        try await insert(.water, id: log.id, time: log.time, value: log.milliliters)
         return log
     }
 
@@ -488,13 +485,24 @@ struct PostgresDiary: Diary {
     }
 
     /// The two log tables share their shape: id, time and one value.
-    enum LogTable: String { case water, weight }
+    enum LogTable: String {
+        case water, weight
+        var column: String { self == .water ? "ml" : "kg" }
+    }
+
+    func insert(_ table: LogTable, id: String, time: Date, value: Double) async throws {
+        let user = self.user, t = Self.ms(time)
+        let query: PostgresQuery = """
+            INSERT INTO \(unescaped: table.rawValue) (user_id, id, time_ms, \(unescaped: table.column)) VALUES (\(user), \(id), \(t), \(value))
+            """
+        try await store.run { _ = try await store.query(query) }
+    }
 
     /// A log table's rows with `from ≤ time < to`, by time.
     func logs(_ table: LogTable, from: Date, to: Date) async throws -> [(id: String, time: Date, value: Double)] {
-        let user = self.user, a = Self.ms(from), b = Self.ms(to), column = table == .water ? "ml" : "kg"
+        let user = self.user, a = Self.ms(from), b = Self.ms(to)
         let query: PostgresQuery = """
-            SELECT id, time_ms, \(unescaped: column) FROM \(unescaped: table.rawValue)
+            SELECT id, time_ms, \(unescaped: table.column) FROM \(unescaped: table.rawValue)
             WHERE user_id = \(user) AND time_ms >= \(a) AND time_ms < \(b) ORDER BY time_ms, id
             """
         return try await store.run {
@@ -532,10 +540,7 @@ struct PostgresDiary: Diary {
 
     func addWeight(kilograms: Double, at time: Date?) async throws -> WeightLog {
         let log = try DiaryRules.weight(kilograms: kilograms, at: time ?? Date())
-        let user = self.user, t = Self.ms(log.time)
-        try await store.run {
-            _ = try await store.query("INSERT INTO weight (user_id, id, time_ms, kg) VALUES (\(user), \(log.id), \(t), \(log.kilograms))")
-        }
+        try await insert(.weight, id: log.id, time: log.time, value: log.kilograms)
         return log
     }
 

@@ -53,8 +53,14 @@ struct DataOption: ParsableArguments {
         if let url = databaseURL {
             do { _ = try PostgresStore.configuration(url: url) } catch { throw ValidationError("\(error)") }
         }
-        let timeout = try databaseTimeout ?? Environment.number("database-timeout", 5.0)
-        guard timeout >= 0.1, timeout <= 300 else { throw ValidationError("--database-timeout must be 0.1…300 s, not \(timeout)") }
+        _ = try timeout()
+    }
+
+    /// `--database-timeout` (or its variable), seconds.
+    func timeout() throws -> Double {
+        let t = try databaseTimeout ?? Environment.number("database-timeout", 5.0)
+        guard t >= 0.1, t <= 300 else { throw ValidationError("--database-timeout must be 0.1…300 s, not \(t)") }
+        return t
     }
 
     /// Runs `body` with the store the options name: PostgreSQL (connected and migrated) or the data folder's SQLite.
@@ -62,8 +68,7 @@ struct DataOption: ParsableArguments {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         guard let url = databaseURL else { return try await body(try LocalStore(dataDirectory: directory)) }
         do {
-            let timeout = try databaseTimeout ?? Environment.number("database-timeout", 5.0)
-            return try await PostgresStore.with(url: url, logger: logger, deadline: .milliseconds(Int64(timeout * 1000))) { try await body($0) }
+            return try await PostgresStore.with(url: url, logger: logger, deadline: .milliseconds(Int64(try timeout() * 1000))) { try await body($0) }
         } catch let error as PostgresStoreError {
             throw ValidationError(error.description)
         }
