@@ -60,9 +60,10 @@ extension MealStore {
     @discardableResult
     public func addWater(milliliters: Double, at time: Date? = nil) throws -> WaterLog {
         let log = try DiaryRules.water(milliliters: milliliters, at: time ?? now())
+        let stamp = nowMs
         try write("add water") { db in
-            try db.execute(sql: "INSERT INTO water (id, time_ms, ml) VALUES (?, ?, ?)",
-                           arguments: [log.id, Time.ms(log.time), log.milliliters])
+            try db.execute(sql: "INSERT INTO water (id, time_ms, ml, updated_ms) VALUES (?, ?, ?, ?)",
+                           arguments: [log.id, Time.ms(log.time), log.milliliters, stamp])
         }
         return log
     }
@@ -99,7 +100,8 @@ extension MealStore {
         return try write("edit water \(id)") { db in
             guard let row = try Self.logRow(id, table: "water", column: "ml", db) else { return nil }
             let log = WaterLog(id: row.id, time: time.map { Time.date(Time.ms($0)) } ?? row.time, milliliters: milliliters ?? row.value)
-            try db.execute(sql: "UPDATE water SET time_ms = ?, ml = ? WHERE id = ?", arguments: [Time.ms(log.time), log.milliliters, row.id])
+            try db.execute(sql: "UPDATE water SET time_ms = ?, ml = ?, updated_ms = ? WHERE id = ?",
+                           arguments: [Time.ms(log.time), log.milliliters, nowMs, row.id])
             return log
         }
     }
@@ -113,9 +115,10 @@ extension MealStore {
     @discardableResult
     public func addWeight(kilograms: Double, at time: Date? = nil) throws -> WeightLog {
         let log = try DiaryRules.weight(kilograms: kilograms, at: time ?? now())
+        let stamp = nowMs
         try write("add weight") { db in
-            try db.execute(sql: "INSERT INTO weight (id, time_ms, kg) VALUES (?, ?, ?)",
-                           arguments: [log.id, Time.ms(log.time), log.kilograms])
+            try db.execute(sql: "INSERT INTO weight (id, time_ms, kg, updated_ms) VALUES (?, ?, ?, ?)",
+                           arguments: [log.id, Time.ms(log.time), log.kilograms, stamp])
         }
         return log
     }
@@ -145,7 +148,8 @@ extension MealStore {
         return try write("edit weight \(id)") { db in
             guard let row = try Self.logRow(id, table: "weight", column: "kg", db) else { return nil }
             let log = WeightLog(id: row.id, time: time.map { Time.date(Time.ms($0)) } ?? row.time, kilograms: kilograms ?? row.value)
-            try db.execute(sql: "UPDATE weight SET time_ms = ?, kg = ? WHERE id = ?", arguments: [Time.ms(log.time), log.kilograms, row.id])
+            try db.execute(sql: "UPDATE weight SET time_ms = ?, kg = ?, updated_ms = ? WHERE id = ?",
+                           arguments: [Time.ms(log.time), log.kilograms, nowMs, row.id])
             return log
         }
     }

@@ -16,6 +16,8 @@ public enum MealStoreError: Error, Equatable, CustomStringConvertible, Sendable 
     case badExport(reason: String)
     /// A change was asked of a store opened read-only (a file the user cannot write, or `--read-only`).
     case readOnly(path: String, operation: String)
+    /// `sync` was given another server than the one this diary syncs with.
+    case syncServerMismatch(bound: String, asked: String)
 
     public var description: String {
         switch self {
@@ -36,6 +38,9 @@ public enum MealStoreError: Error, Equatable, CustomStringConvertible, Sendable 
         case let .readOnly(path, operation):
             "cannot \(operation): the meal store \(path) is open read-only (viewing works: diary, meal list, stats, export; "
                 + "to change it, make the file and its folder writable, or copy it and use --db COPY)"
+        case let .syncServerMismatch(bound, asked):
+            "this diary syncs with \(bound), not \(asked): a diary's queue and cursor belong to one server (use that --server, or "
+                + "`foodmoment export` and `import` into a new diary (--db) to sync with another)"
         }
     }
 }

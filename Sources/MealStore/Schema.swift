@@ -73,6 +73,42 @@ enum Schema {
                 CREATE TABLE deleted_photos (hash TEXT PRIMARY KEY NOT NULL, deleted_ms INTEGER NOT NULL);
                 """)
         }
+        // Sync: every change of a meal, water or weight log lands in `changes` (one row per entry, its last change,
+        // numbered in commit order). On a client it is the queue `sync` pushes from; on a server it is the feed clients
+        // pull from, deletions kept as tombstones. Changes a client pulls are applied with `sync_state.applying` set,
+        // so they are not queued back. Existing entries are queued once, so the first sync pushes the whole diary.
+        m.registerMigration("v3: sync change log") { db in
+            try db.execute(sql: """
+                ALTER TABLE water ADD COLUMN updated_ms INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE weight ADD COLUMN updated_ms INTEGER NOT NULL DEFAULT 0;
+                CREATE TABLE changes (
+                  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                  kind TEXT NOT NULL CHECK (kind IN ('meal', 'water', 'weight')),
+                  entity_id TEXT NOT NULL,
+                  op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+                  changed_ms INTEGER NOT NULL,
+                  UNIQUE (kind, entity_id)
+                );
+                CREATE TABLE sync_state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                INSERT INTO changes (kind, entity_id, op, changed_ms) SELECT 'meal', id, 'upsert', updated_ms FROM meals ORDER BY time_ms, id;
+                INSERT INTO changes (kind, entity_id, op, changed_ms) SELECT 'water', id, 'upsert', updated_ms FROM water ORDER BY time_ms, id;
+                INSERT INTO changes (kind, entity_id, op, changed_ms) SELECT 'weight', id, 'upsert', updated_ms FROM weight ORDER BY time_ms, id;
+                """)
+            for (table, kind) in [("meals", "meal"), ("water", "water"), ("weight", "weight")] {
+                let record = { (op: String, row: String, time: String) in """
+                    WHEN NOT EXISTS (SELECT 1 FROM sync_state WHERE key = 'applying') BEGIN
+                      DELETE FROM changes WHERE kind = '\(kind)' AND entity_id = \(row).id;
+                      INSERT INTO changes (kind, entity_id, op, changed_ms) VALUES ('\(kind)', \(row).id, '\(op)', \(time));
+                    END;
+                    """ }
+                let now = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+                try db.execute(sql: """
+                    CREATE TRIGGER \(table)_inserted AFTER INSERT ON \(table) \(record("upsert", "NEW", "NEW.updated_ms"))
+                    CREATE TRIGGER \(table)_updated AFTER UPDATE ON \(table) \(record("upsert", "NEW", "NEW.updated_ms"))
+                    CREATE TRIGGER \(table)_deleted AFTER DELETE ON \(table) \(record("delete", "OLD", now))
+                    """)
+            }
+        }
         return m
     }
 }

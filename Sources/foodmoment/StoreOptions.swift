@@ -36,6 +36,13 @@ func storeCall<T>(_ body: () throws -> T) throws -> T {
     }
 }
 
+func storeCall<T>(_ body: () async throws -> T) async throws -> T {
+    do { return try await body() } catch let e as MealStoreError {
+        printError(e.description)
+        throw Exit.failed
+    }
+}
+
 /// Local days and times as the user types them: `2026-11-22`, `today`, `yesterday`; times `HH:MM` on that day
 /// or a full ISO 8601 time. Local means the `TZ` environment variable, else the machine's zone.
 enum LocalDates {

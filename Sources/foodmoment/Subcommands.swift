@@ -16,6 +16,7 @@ let registeredSubcommands: [any ParsableCommand.Type] = [
     AchievementsCommand.self,
     ExportCommand.self,
     ImportCommand.self,
+    SyncCommand.self,
     ReportCommand.self,
     MergeResultsCommand.self,
     LLMCommand.self,

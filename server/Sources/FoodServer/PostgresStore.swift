@@ -121,6 +121,49 @@ public final class PostgresStore: ServerStore {
               title TEXT NOT NULL, unlocked_ms BIGINT NOT NULL, PRIMARY KEY (user_id, id))
             """,
         ],
+        // Sync: each user's change feed, one row per entry (its last change; deletions stay as tombstones), numbered
+        // by one sequence. The trigger takes a per-user transaction lock before numbering, so a user's numbers follow
+        // commit order and a client's cursor never skips a change that commits late.
+        [
+            "ALTER TABLE water ADD COLUMN updated_ms BIGINT NOT NULL DEFAULT 0",
+            "ALTER TABLE weight ADD COLUMN updated_ms BIGINT NOT NULL DEFAULT 0",
+            "CREATE SEQUENCE changes_seq",
+            """
+            CREATE TABLE changes (user_id TEXT NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('meal', 'water', 'weight')),
+              entity_id TEXT NOT NULL, op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')), seq BIGINT NOT NULL,
+              changed_ms BIGINT NOT NULL, PRIMARY KEY (user_id, kind, entity_id))
+            """,
+            "CREATE INDEX changes_feed ON changes(user_id, seq)",
+            """
+            INSERT INTO changes (user_id, kind, entity_id, op, seq, changed_ms)
+            SELECT user_id, kind, id, 'upsert', nextval('changes_seq'), updated_ms FROM (
+              SELECT user_id, 'meal' AS kind, id, updated_ms, time_ms FROM meals
+              UNION ALL SELECT user_id, 'water', id, updated_ms, time_ms FROM water
+              UNION ALL SELECT user_id, 'weight', id, updated_ms, time_ms FROM weight
+              ORDER BY user_id, time_ms, id) AS existing
+            """,
+            """
+            CREATE FUNCTION foodmoment_record_change() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE uid TEXT; eid TEXT; what TEXT; t BIGINT;
+            BEGIN
+              IF TG_OP = 'DELETE' THEN
+                uid := OLD.user_id; eid := OLD.id; what := 'delete'; t := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+              ELSE
+                uid := NEW.user_id; eid := NEW.id; what := 'upsert'; t := NEW.updated_ms;
+              END IF;
+              -- A user being deleted takes their rows with them: no tombstones for them.
+              IF NOT EXISTS (SELECT 1 FROM users WHERE id = uid) THEN RETURN NULL; END IF;
+              PERFORM pg_advisory_xact_lock(hashtext('foodmoment-changes'), hashtext(uid));
+              INSERT INTO changes (user_id, kind, entity_id, op, seq, changed_ms)
+              VALUES (uid, TG_ARGV[0], eid, what, nextval('changes_seq'), t)
+              ON CONFLICT (user_id, kind, entity_id) DO UPDATE SET op = excluded.op, seq = excluded.seq, changed_ms = excluded.changed_ms;
+              RETURN NULL;
+            END $$
+            """,
+            "CREATE TRIGGER meals_changes AFTER INSERT OR UPDATE OR DELETE ON meals FOR EACH ROW EXECUTE FUNCTION foodmoment_record_change('meal')",
+            "CREATE TRIGGER water_changes AFTER INSERT OR UPDATE OR DELETE ON water FOR EACH ROW EXECUTE FUNCTION foodmoment_record_change('water')",
+            "CREATE TRIGGER weight_changes AFTER INSERT OR UPDATE OR DELETE ON weight FOR EACH ROW EXECUTE FUNCTION foodmoment_record_change('weight')",
+        ],
     ]
 
     /// A fixed key for `pg_advisory_lock` (any 64-bit number no other application on the database uses).
@@ -303,7 +346,10 @@ public final class PostgresStore: ServerStore {
 
     public func deleteUser(_ user: UserID) async throws {
         let id = user.rawValue
-        try await run { _ = try await self.query("DELETE FROM users WHERE id = \(id)") }
+        try await transaction { conn in
+            _ = try await conn.query("DELETE FROM users WHERE id = \(id)", logger: self.logger)
+            _ = try await conn.query("DELETE FROM changes WHERE user_id = \(id)", logger: self.logger)
+        }
     }
 
     public func profile(_ user: UserID) async throws -> (name: String, createdAt: Date, apple: Bool, profile: AccountStore.Profile)? {
@@ -491,9 +537,10 @@ struct PostgresDiary: Diary {
     }
 
     func insert(_ table: LogTable, id: String, time: Date, value: Double) async throws {
-        let user = self.user, t = Self.ms(time)
+        let user = self.user, t = Self.ms(time), now = Self.ms(Date())
         let query: PostgresQuery = """
-            INSERT INTO \(unescaped: table.rawValue) (user_id, id, time_ms, \(unescaped: table.column)) VALUES (\(user), \(id), \(t), \(value))
+            INSERT INTO \(unescaped: table.rawValue) (user_id, id, time_ms, \(unescaped: table.column), updated_ms)
+            VALUES (\(user), \(id), \(t), \(value), \(now))
             """
         try await store.run { _ = try await store.query(query) }
     }
@@ -587,6 +634,77 @@ struct PostgresDiary: Diary {
                     ON CONFLICT (user_id, id) DO NOTHING
                     """, logger: logger)
             }
+        }
+    }
+
+    // MARK: - Sync
+
+    func applySync(_ c: SyncChange) async throws -> SyncOutcome {
+        let user = self.user, logger = store.logger, kind = c.kind.rawValue, id = c.id
+        let table = c.kind == .meal ? "meals" : c.kind.rawValue
+        return try await store.transaction { conn in
+            // The feed trigger's lock, taken first: this transaction's reads and its numbered change stay in one order.
+            _ = try await conn.query("SELECT pg_advisory_xact_lock(hashtext('foodmoment-changes'), hashtext(\(user)))", logger: logger)
+            var current: Int64?, lastOp: String?
+            for try await v in try await conn.query("SELECT updated_ms FROM \(unescaped: table) WHERE user_id = \(user) AND id = \(id)",
+                                                    logger: logger).decode(Int64.self) { current = v }
+            for try await v in try await conn.query("SELECT op FROM changes WHERE user_id = \(user) AND kind = \(kind) AND entity_id = \(id)",
+                                                    logger: logger).decode(String.self) { lastOp = v }
+            let outcome = DiaryRules.resolve(c, currentMs: current, deleted: current == nil && lastOp == "delete")
+            let changed = Self.ms(c.changedAt)
+            if c.op == .delete, current == nil, lastOp != "delete" {
+                // A tombstone for an entry this server never had, so a late edit from another device cannot revive it.
+                _ = try await conn.query("""
+                    INSERT INTO changes (user_id, kind, entity_id, op, seq, changed_ms)
+                    VALUES (\(user), \(kind), \(id), 'delete', nextval('changes_seq'), \(changed))
+                    ON CONFLICT (user_id, kind, entity_id) DO UPDATE SET op = excluded.op, seq = excluded.seq, changed_ms = excluded.changed_ms
+                    """, logger: logger)
+            }
+            guard outcome == .applied else { return outcome }
+            switch c.op {
+            case .delete:
+                _ = try await conn.query("DELETE FROM \(unescaped: table) WHERE user_id = \(user) AND id = \(id)", logger: logger)
+            case .upsert:
+                if let m = c.meal {
+                    try await Self.save(m, user: user, conn, logger)
+                } else if let (t, v) = c.water.map({ (Self.ms($0.time), $0.milliliters) }) ?? c.weight.map({ (Self.ms($0.time), $0.kilograms) }) {
+                    let column = c.kind == .water ? "ml" : "kg"
+                    _ = try await conn.query("""
+                        INSERT INTO \(unescaped: table) (user_id, id, time_ms, \(unescaped: column), updated_ms)
+                        VALUES (\(user), \(id), \(t), \(v), \(changed))
+                        ON CONFLICT (user_id, id) DO UPDATE SET time_ms = excluded.time_ms,
+                          \(unescaped: column) = excluded.\(unescaped: column), updated_ms = excluded.updated_ms
+                        """, logger: logger)
+                }
+            }
+            return outcome
+        }
+    }
+
+    func changes(after seq: Int64, limit: Int) async throws -> SyncPage {
+        let user = self.user, n = max(1, limit)
+        return try await store.run {
+            var out: [SyncChange] = []
+            var more = false
+            for try await (s, kind, id, op, changed, record, wt, ml, gt, kg) in try await store.query("""
+                SELECT c.seq, c.kind, c.entity_id, c.op, c.changed_ms, m.record, w.time_ms, w.ml, g.time_ms, g.kg FROM changes c
+                LEFT JOIN meals m ON c.kind = 'meal' AND m.user_id = c.user_id AND m.id = c.entity_id
+                LEFT JOIN water w ON c.kind = 'water' AND w.user_id = c.user_id AND w.id = c.entity_id
+                LEFT JOIN weight g ON c.kind = 'weight' AND g.user_id = c.user_id AND g.id = c.entity_id
+                WHERE c.user_id = \(user) AND c.seq > \(seq) ORDER BY c.seq LIMIT \(n + 1)
+                """).decode((Int64, String, String, String, Int64, String?, Int64?, Double?, Int64?, Double?).self) {
+                guard out.count < n else { more = true; break }
+                guard let k = SyncKind(rawValue: kind) else { continue }
+                var c = SyncChange(kind: k, id: id, op: op == "delete" ? .delete : .upsert, changedAt: Self.date(changed), seq: s)
+                if c.op == .upsert {
+                    if let record { c.meal = try Self.decode(record); c.changedAt = c.meal!.updatedAt }
+                    if let wt, let ml { c.water = WaterLog(id: id, time: Self.date(wt), milliliters: ml) }
+                    if let gt, let kg { c.weight = WeightLog(id: id, time: Self.date(gt), kilograms: kg) }
+                    guard c.meal != nil || c.water != nil || c.weight != nil else { continue }
+                }
+                out.append(c)
+            }
+            return SyncPage(changes: out, next: out.last?.seq ?? seq, more: more)
         }
     }
 

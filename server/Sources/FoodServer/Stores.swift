@@ -38,6 +38,11 @@ public protocol Diary: Sendable {
     /// Evaluates the achievement rules (local days in UTC) and keeps the newly unlocked ones.
     func updateAchievements() async throws
     func achievements() async throws -> [Achievement]
+    /// Applies a change a client pushed (`DiaryRules.resolve` decides); applied, it enters the feed for the user's
+    /// other devices. The change has passed `DiaryRules.check`.
+    func applySync(_ change: SyncChange) async throws -> SyncOutcome
+    /// The user's change feed after `seq`: each entry's latest change, deletions as tombstones, in commit order.
+    func changes(after seq: Int64, limit: Int) async throws -> SyncPage
 }
 
 extension Diary {
@@ -126,6 +131,8 @@ struct SQLiteDiary: Diary {
     func loggedDays(timeZone: TimeZone) async throws -> Set<LocalDay> { try store.loggedDays(timeZone: timeZone) }
     func updateAchievements() async throws { try store.updateAchievements() }
     func achievements() async throws -> [Achievement] { try store.achievements() }
+    func applySync(_ change: SyncChange) async throws -> SyncOutcome { try store.apply(change) }
+    func changes(after seq: Int64, limit: Int) async throws -> SyncPage { try store.changes(after: seq, limit: limit) }
 }
 
 /// Photos a user asked to keep (`store_photo=true`): files under `DATA/users/<id>/photos` with either store (on many

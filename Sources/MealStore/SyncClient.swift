@@ -1,0 +1,157 @@
+public import FoodCore
+public import Foundation
+
+/// `foodmoment sync`: pushes this diary's queued changes to a FoodMoment server in order, one request each with an
+/// Idempotency-Key, and stops at the first failure (the next run resumes there); then pulls the server's changes since
+/// the last pull, a page per transaction together with the cursor. Conflicts follow `DiaryRules.resolve` on both
+/// sides and are listed in the report. The transport is the caller's (libcurl in the CLI).
+public struct SyncClient: Sendable {
+    public let store: MealStore
+    public let transport: any HTTPTransport
+    /// The server's base URL (`http://127.0.0.1:8080`), without `/api/v1`.
+    public let server: String
+    public let token: String
+    public var pageSize = 200
+    public var timeout: Duration = .seconds(30)
+
+    public init(store: MealStore, transport: any HTTPTransport, server: String, token: String) {
+        self.store = store
+        self.transport = transport
+        var s = server
+        while s.hasSuffix("/") { s.removeLast() }
+        self.server = s
+        self.token = token
+    }
+
+    /// A change that did not go as sent: the server kept its newer entry, or the entry was deleted on one side.
+    public struct Conflict: Sendable, Codable, Equatable {
+        public var kind: SyncKind
+        public var id: String
+        /// `kept_newer` or `deleted`.
+        public var outcome: SyncOutcome
+        /// Where the conflict was resolved: `server` (a pushed change) or `local` (a pulled one).
+        public var side: String
+    }
+
+    public struct Report: Sendable, Codable, Equatable {
+        public var server: String
+        public var pushed = 0
+        public var pulled = 0
+        /// Pulled changes that changed this diary (the rest were already here, often this diary's own changes).
+        public var pulledApplied = 0
+        public var conflicts: [Conflict] = []
+        /// Changes still queued (non-zero after a failure).
+        public var pending = 0
+        public var complete = false
+        /// Why the run stopped early, naming the change and what the server said.
+        public var failure: String?
+
+        enum CodingKeys: String, CodingKey {
+            case server, pushed, pulled, conflicts, pending, complete, failure
+            case pulledApplied = "pulled_applied"
+        }
+    }
+
+    public enum Step: Sendable {
+        case pushed(SyncChange, SyncOutcome, remaining: Int)
+        case pulled(count: Int)
+    }
+
+    /// Runs one sync. Never throws for the server's or network's sake: the report says where it stopped and why;
+    /// throws only for the local diary (unreadable, read-only, bound to another server).
+    public func run(progress: @Sendable (Step) -> Void = { _ in }) async throws -> Report {
+        try store.bindSyncServer(server)
+        var report = Report(server: server)
+        let state = try store.syncState()
+        let device = state.device ?? "device"
+        var remaining = state.pending
+        var after = state.pushed
+        push: while true {
+            let page = try store.changes(after: after, limit: pageSize)
+            for c in page.changes {
+                let body = Array(try DiaryExport.encoder().encode(c))
+                let request = HTTPRequest(method: .post, url: server + "/api/v1/sync/push",
+                                          headers: ["Authorization": "Bearer " + token, "Content-Type": "application/json",
+                                                    "Idempotency-Key": "sync-\(device)-\(c.seq)"],
+                                          body: body, totalTimeout: timeout)
+                let result: SyncPushResult
+                switch await call(request, SyncPushResult.self) {
+                case .success(let r): result = r
+                case .failure(let why):
+                    report.failure = "pushing \(c.kind.rawValue) \(c.id) (\(c.op.rawValue)): \(why)"
+                    report.pending = try store.syncState().pending
+                    return report
+                }
+                try store.markPushed(c.seq)
+                after = c.seq
+                report.pushed += 1
+                remaining -= 1
+                if result.outcome == .keptNewer || result.outcome == .deleted {
+                    report.conflicts.append(Conflict(kind: c.kind, id: c.id, outcome: result.outcome, side: "server"))
+                }
+                progress(.pushed(c, result.outcome, remaining: max(0, remaining)))
+            }
+            if !page.more { break push }
+        }
+        var cursor = try store.syncState().pullCursor
+        while true {
+            let request = HTTPRequest(method: .get, url: server + "/api/v1/sync/changes?since=\(cursor)&limit=\(pageSize)",
+                                      headers: ["Authorization": "Bearer " + token], totalTimeout: timeout, maxBodyBytes: 64 << 20)
+            let page: SyncPage
+            switch await call(request, SyncPage.self) {
+            case .success(let p): page = p
+            case .failure(let why):
+                report.failure = "pulling changes since \(cursor): \(why)"
+                report.pending = try store.syncState().pending
+                return report
+            }
+            let outcomes: [SyncOutcome]
+            do { outcomes = try store.applyPulled(page) } catch let e as MealStoreError {
+                if case .invalidValue = e {
+                    report.failure = "the server sent a change this diary refuses (\(e.description)); nothing of that page was applied"
+                    return report
+                }
+                throw e
+            }
+            for (c, o) in zip(page.changes, outcomes) {
+                if o == .applied { report.pulledApplied += 1 }
+                if o == .keptNewer || o == .deleted { report.conflicts.append(Conflict(kind: c.kind, id: c.id, outcome: o, side: "local")) }
+            }
+            report.pulled += page.changes.count
+            progress(.pulled(count: report.pulled))
+            cursor = page.next
+            if !page.more || page.changes.isEmpty { break }
+        }
+        // Changes made here while this sync ran wait for the next one.
+        report.pending = try store.syncState().pending
+        report.complete = true
+        return report
+    }
+
+    enum CallResult<T> { case success(T), failure(String) }
+
+    /// One request; any answer but a 2xx with the expected JSON is a failure described for the user.
+    func call<T: Decodable>(_ request: HTTPRequest, _ type: T.Type) async -> CallResult<T> {
+        let response: HTTPResponse
+        do { response = try await transport.send(request) } catch {
+            return .failure("\(error.description) (is the server running at \(server)?)")
+        }
+        guard (200..<300).contains(response.status) else {
+            let message = (try? JSONDecoder().decode(ServerError.self, from: Data(response.body)))?.error.message
+                ?? String(decoding: response.body.prefix(300), as: UTF8.self)
+            var hint = ""
+            if response.status == 401 { hint = " (check --token: `foodmoment serve token create` makes one)" }
+            if let retry = response.retryAfter { hint += " (the server asks to retry after \(retry) s; run sync again)" }
+            return .failure("HTTP \(response.status): \(message)\(hint)")
+        }
+        do { return .success(try DiaryExport.decoder().decode(T.self, from: Data(response.body))) } catch {
+            return .failure("the server's answer is not a FoodMoment sync answer (\(error))")
+        }
+    }
+
+    /// The server's error shape: `{"error": {"code": …, "message": …}}`.
+    struct ServerError: Decodable {
+        struct Body: Decodable { var message: String }
+        var error: Body
+    }
+}

@@ -1,0 +1,96 @@
+import ArgumentParser
+import CurlTransport
+import FoodCore
+import Foundation
+import MealStore
+
+/// `foodmoment sync --server URL`: the diary's offline queue, pushed to and pulled from a FoodMoment server.
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Push this diary's changes to a FoodMoment server and pull the changes made elsewhere.",
+        discussion: """
+        Every change to meals, water and weight logs (added, edited, deleted) waits in the diary's queue until a sync
+        pushes it, in order, one request each with an Idempotency-Key. The first failure stops the push; the next sync
+        resumes there, and nothing is sent twice. Then the server's changes since the last sync are pulled.
+        Conflicts: the later change (by its updated time) wins, and a deletion wins over any edit; each is listed.
+        A diary syncs with one server (the first one it synced with).
+
+        Examples:
+          foodmoment serve token create --user me            # on the server: prints a token
+          foodmoment sync --server http://127.0.0.1:8080 --token fm_…
+          FOODMOMENT_SYNC_TOKEN=fm_… foodmoment sync --server https://food.example.org --json
+
+        Exit status: 0 synced; 1 stopped early (the server unreachable or refusing a change; run it again to resume).
+        """
+    )
+
+    @OptionGroup var store: StoreOptions
+    @Option(help: ArgumentHelp("The FoodMoment server's URL (e.g. http://127.0.0.1:8080).", valueName: "url"))
+    var server: String
+    @Option(help: ArgumentHelp("A personal token for the server (default $FOODMOMENT_SYNC_TOKEN).", valueName: "token"))
+    var token: String?
+    @Option(help: ArgumentHelp("Seconds to wait for each answer.", valueName: "s")) var timeout = 30.0
+    @Flag(help: "Print the report as JSON.") var json = false
+    @Flag(help: "Show the queue and the cursor; send nothing.") var status = false
+
+    func validate() throws {
+        guard let u = URLComponents(string: server), ["http", "https"].contains(u.scheme ?? ""), !(u.host ?? "").isEmpty else {
+            throw ValidationError("--server must be an http:// or https:// URL, e.g. http://127.0.0.1:8080")
+        }
+        guard timeout.isFinite, timeout >= 1, timeout <= 600 else { throw ValidationError("--timeout must be 1 to 600 seconds") }
+        if !status, resolvedToken.isEmpty {
+            throw ValidationError("give --token (or FOODMOMENT_SYNC_TOKEN): `foodmoment serve token create --user NAME` on the server prints one")
+        }
+    }
+
+    var resolvedToken: String { token ?? ProcessInfo.processInfo.environment["FOODMOMENT_SYNC_TOKEN"] ?? "" }
+
+    func run() async throws {
+        let s = try store.open()
+        if status {
+            let st = try storeCall { try s.syncState() }
+            if json { print(try Output.json(StatusReport(server: st.server, pending: st.pending, pushed: st.pushed, cursor: st.pullCursor))); return }
+            print("server: \(st.server ?? "none yet (the first sync binds this diary to its server)")")
+            print("queued changes: \(st.pending) · last pushed #\(st.pushed) · pulled up to #\(st.pullCursor)")
+            return
+        }
+        var client = SyncClient(store: s, transport: CurlHTTPTransport(userAgent: RefineOptions.userAgent), server: server, token: resolvedToken)
+        client.timeout = .milliseconds(Int(timeout * 1000))
+        let pending = try storeCall { try s.syncState().pending }
+        let showProgress = Output.stderrIsTerminal && !json
+        let report = try await storeCall {
+            try await client.run { step in
+                guard showProgress else { return }
+                switch step {
+                case let .pushed(c, outcome, remaining):
+                    Output.note("↑ \(c.kind.rawValue) \(c.id.prefix(8)) \(c.op.rawValue): \(outcome.rawValue)  (\(remaining) left)")
+                case let .pulled(count):
+                    Output.note("↓ \(count) changes pulled")
+                }
+            }
+        }
+        if json {
+            print(try Output.json(report))
+        } else {
+            print("pushed \(report.pushed) of \(pending) queued change\(pending == 1 ? "" : "s") · pulled \(report.pulled) (\(report.pulledApplied) new here)")
+            for c in report.conflicts {
+                let what = c.outcome == .deleted ? "deleted on the \(c.side == "server" ? "server" : "this device") side: stays deleted"
+                    : "changed later on the \(c.side == "server" ? "server" : "this device") side: that version kept"
+                print("conflict: \(c.kind.rawValue) \(c.id.prefix(8)) — \(what)")
+            }
+            if report.complete { print("in sync with \(report.server)" + (report.pending > 0 ? " (\(report.pending) changes made meanwhile wait for the next sync)" : "")) }
+        }
+        if let failure = report.failure {
+            printError("sync stopped: \(failure). \(report.pending) change\(report.pending == 1 ? "" : "s") still queued; run sync again to resume.")
+            throw Exit.failed
+        }
+    }
+
+    struct StatusReport: Encodable {
+        var server: String?
+        var pending: Int
+        var pushed: Int64
+        var cursor: Int64
+    }
+}

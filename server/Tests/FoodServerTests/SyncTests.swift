@@ -1,0 +1,137 @@
+import CurlTransport
+import FoodCore
+import Foundation
+import MealStore
+import Testing
+
+/// `foodmoment sync`'s engine against a real `foodmoment-server` process over loopback (on SQLite, or on PostgreSQL
+/// when the suite runs with FOODMOMENT_TEST_STORE=postgres), the server SIGKILLed in the middle of a push.
+@Suite("sync: the CLI's offline queue against a real server killed mid-sync", .serialized,
+       .enabled(if: FileManager.default.isExecutableFile(atPath: LifecycleTests.binary)))
+struct SyncTests {
+    final class Clock: @unchecked Sendable {
+        private let lock = NSLock()
+        private var t = Date(timeIntervalSince1970: 1_795_400_000)
+        var now: Date { lock.withLock { t } }
+        func advance(_ s: TimeInterval) { lock.withLock { t = t.addingTimeInterval(s) } }
+    }
+
+    /// Starts the server on `port` (0: any) and returns it with its base URL.
+    static func start(_ lifecycle: LifecycleTests, port: Int, database: [String], data: String) throws -> (Process, String) {
+        let (p, out) = try lifecycle.run(["--port", String(port), "--analyzers", "1"] + database, data: data)
+        var line = ""
+        while !line.contains("listening on") {
+            let chunk = out.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            line += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let r = line.range(of: #"http://[0-9.]+:[0-9]+"#, options: .regularExpression) else { throw NoServer(output: line) }
+        return (p, String(line[r]))
+    }
+
+    struct NoServer: Error { var output: String }
+
+    func diary(_ dir: String, _ name: String, _ clock: Clock) throws -> MealStore {
+        try MealStore(path: dir + "/\(name)/meals.sqlite", now: { clock.now }, timeZone: TimeZone(identifier: "UTC")!)
+    }
+
+    static func food(_ name: String, _ grams: Double) -> MealFood {
+        MealFood(label: name.lowercased(), name: name, grams: grams, gramsSource: .user, source: .user, foodId: "sr:1",
+                 per100g: Macros(kcal: 100, proteinG: 5, carbsG: 10, fatG: 3, fiberG: 1))
+    }
+
+    /// Everything a diary holds that sync carries, for comparing two diaries.
+    static func contents(_ s: MealStore) throws -> (meals: [MealRecord], water: [WaterLog], weight: [WeightLog]) {
+        let all = (Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 4e9))
+        return (try s.allMeals(), try s.waterLogs(from: all.0, to: all.1), try s.weightLogs(from: all.0, to: all.1))
+    }
+
+    @Test func killedMidSyncLosesNothingAndDoublesNothingAndConflictsFollowTheRule() async throws {
+        let dir = NSTemporaryDirectory() + "foodmoment-sync-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let data = dir + "/server"
+        let pg = TestPostgres.everyServer ? try await TestPostgres.Database() : nil
+        let database = pg.map { ["--database", $0.url] } ?? []
+        let lifecycle = LifecycleTests()
+        let (maker, tokenOut) = try lifecycle.run(["token", "create", "--user", "alice"] + database, data: data)
+        maker.waitUntilExit()
+        let token = String(decoding: tokenOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(maker.terminationStatus == 0 && token.hasPrefix("fm_"))
+        var (server, base) = try Self.start(lifecycle, port: 0, database: database, data: data)
+        defer { if server.isRunning { server.terminate(); server.waitUntilExit() } }
+        let port = Int(base.split(separator: ":").last!)!
+
+        // Device A: 40 meals over 20 days, 20 water and 10 weight logs, some edited, some deleted, all offline.
+        let clockA = Clock(), clockB = Clock()
+        let a = try diary(dir, "a", clockA)
+        var meals: [MealRecord] = []
+        for i in 0..<40 {
+            clockA.advance(1)
+            meals.append(try a.addMeal(time: Date(timeIntervalSince1970: 1_795_000_000 + Double(i) * 43_200), type: .lunch,
+                                       foods: [Self.food("Rice", 100 + Double(i)), Self.food("Egg", 50)]))
+        }
+        for i in 0..<20 { clockA.advance(1); _ = try a.addWater(milliliters: 250, at: Date(timeIntervalSince1970: 1_795_000_000 + Double(i) * 3600)) }
+        for i in 0..<10 { clockA.advance(1); _ = try a.addWeight(kilograms: 70 + Double(i) / 10, at: Date(timeIntervalSince1970: 1_795_000_000 + Double(i) * 86_400)) }
+        clockA.advance(1)
+        _ = try a.edit(mealID: meals[3].id, [.grams(index: 0, grams: 333)])
+        #expect(try a.deleteMeal(id: meals[5].id))
+        let queued = try a.syncState().pending
+        #expect(queued == 70)
+
+        let client = SyncClient(store: a, transport: CurlHTTPTransport(userAgent: "FoodMoment tests"), server: base, token: token)
+        // The server is SIGKILLed after the 25th change was acknowledged: the 26th finds no server.
+        let pid = server.processIdentifier
+        let first = try await client.run { step in
+            if case let .pushed(_, _, remaining) = step, remaining == queued - 25 { kill(pid, SIGKILL) }
+        }
+        server.waitUntilExit()
+        #expect(first.pushed == 25 && !first.complete && first.pending == queued - 25)
+        #expect(first.failure?.contains("pushing") == true)
+
+        // Restarted on the same address. The last five acknowledged changes are sent again (as after answers lost on
+        // the way back): their Idempotency-Keys replay the first answers and nothing is stored twice.
+        (server, base) = try Self.start(lifecycle, port: port, database: database, data: data)
+        let pushedBefore = try a.syncState().pushed
+        try a.markPushed(pushedBefore - 5)
+        let second = try await client.run()
+        #expect(second.complete && second.failure == nil, "\(second.failure ?? "")")
+        #expect(second.pushed == queued - 25 + 5 && second.pending == 0 && second.conflicts.isEmpty)
+        // A's own changes come back in the pull and change nothing.
+        #expect(second.pulledApplied == 0)
+
+        // Device B, a new diary on the same account, pulls the whole diary: the same meals, water and weight as A.
+        let b = try diary(dir, "b", clockB)
+        let clientB = SyncClient(store: b, transport: CurlHTTPTransport(userAgent: "FoodMoment tests"), server: base, token: token)
+        let pulledB = try await clientB.run()
+        #expect(pulledB.complete && pulledB.pushed == 0)
+        #expect(pulledB.pulledApplied == 39 + 20 + 10)
+        let (am, aw, ag) = try Self.contents(a), (bm, bw, bg) = try Self.contents(b)
+        #expect(am.count == 39 && bm == am && bw == aw && bg == ag)
+        #expect(bm.first { $0.id == meals[3].id }?.foods[0].grams == 333)
+        #expect(!bm.contains { $0.id == meals[5].id })
+
+        // Conflicts: B edits meal 7 after A does, and deletes meal 8, which A then edits. B syncs first.
+        clockA.advance(100); clockB.advance(200)
+        _ = try a.edit(mealID: meals[7].id, [.title("A's title")])
+        _ = try b.edit(mealID: meals[7].id, [.title("B's title")])
+        #expect(try b.deleteMeal(id: meals[8].id))
+        clockA.advance(200)
+        _ = try a.edit(mealID: meals[8].id, [.title("edited after B deleted it")])
+        let bSync = try await clientB.run()
+        #expect(bSync.complete && bSync.pushed == 2 && bSync.conflicts.isEmpty)
+        let aSync = try await client.run()
+        #expect(aSync.complete && aSync.pushed == 2)
+        #expect(aSync.conflicts.map { "\($0.id) \($0.outcome.rawValue) \($0.side)" }.sorted()
+                == ["\(meals[7].id) kept_newer server", "\(meals[8].id) deleted server"].sorted())
+        // After one more round both diaries hold the same: B's later title, meal 8 gone on both.
+        _ = try await clientB.run()
+        let (am2, aw2, _) = try Self.contents(a), (bm2, bw2, _) = try Self.contents(b)
+        #expect(am2 == bm2 && aw2 == bw2 && am2.count == 38)
+        #expect(am2.first { $0.id == meals[7].id }?.title == "B's title")
+        #expect(!am2.contains { $0.id == meals[8].id })
+
+        server.terminate()
+        server.waitUntilExit()
+        await pg?.drop()
+    }
+}
