@@ -108,6 +108,9 @@ extension DiaryRules {
                 throw bad("changed_at", Time.iso(c.changedAt), "the meal's updated_at \(Time.iso(m.updatedAt))")
             }
             try Validate.foods(m.foods)
+            guard Set(m.photos.map(\.hash)).count == m.photos.count else {
+                throw bad("meal.photos", "\(m.photos.count) photos", "each photo (hash) once")
+            }
             for f in m.foods {
                 let n = f.nutrients
                 guard [n.kcal, n.proteinG, n.carbsG, n.fatG, n.fiberG].allSatisfy({ $0.isFinite && $0 >= 0 && $0 < 1e6 }),
@@ -254,16 +257,21 @@ extension MealStore {
         }
     }
 
-    /// Binds the diary to `server` on its first sync; a diary syncs with one server (its queue and cursor are that
-    /// server's). Throws `syncServerMismatch` for another one.
-    public func bindSyncServer(_ server: String) throws {
+    /// Binds the diary to `server` (`bind`, once the server has answered), or only checks that it is not bound to
+    /// another: a diary syncs with one server, its queue and cursor are that server's. Throws `syncServerMismatch`.
+    /// Returns this diary's device id, made on first use.
+    @discardableResult
+    public func bindSyncServer(_ server: String, bind: Bool = true) throws -> String {
         try write("bind the sync server") { db in
             if let bound = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'server'") {
                 guard bound == server else { throw MealStoreError.syncServerMismatch(bound: bound, asked: server) }
-                return
+            } else if bind {
+                try Self.setSyncValue("server", server, db)
             }
-            try Self.setSyncValue("server", server, db)
-            try Self.setSyncValue("device", UUID().uuidString.lowercased(), db)
+            if let device = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'device'") { return device }
+            let device = UUID().uuidString.lowercased()
+            try Self.setSyncValue("device", device, db)
+            return device
         }
     }
 

@@ -60,10 +60,14 @@ public struct SyncClient: Sendable {
     /// Runs one sync. Never throws for the server's or network's sake: the report says where it stopped and why;
     /// throws only for the local diary (unreadable, read-only, bound to another server).
     public func run(progress: @Sendable (Step) -> Void = { _ in }) async throws -> Report {
-        try store.bindSyncServer(server)
+        // Bound only once the server has answered, so a mistyped URL does not claim the diary.
+        let device = try store.bindSyncServer(server, bind: false)
+        var bound = try store.syncState().server != nil
+        func answered() throws {
+            if !bound { try store.bindSyncServer(server); bound = true }
+        }
         var report = Report(server: server)
         let state = try store.syncState()
-        let device = state.device ?? "device"
         var remaining = state.pending
         var after = state.pushed
         push: while true {
@@ -82,6 +86,7 @@ public struct SyncClient: Sendable {
                     report.pending = try store.syncState().pending
                     return report
                 }
+                try answered()
                 try store.markPushed(c.seq)
                 after = c.seq
                 report.pushed += 1
@@ -105,6 +110,7 @@ public struct SyncClient: Sendable {
                 report.pending = try store.syncState().pending
                 return report
             }
+            try answered()
             let outcomes: [SyncOutcome]
             do { outcomes = try store.applyPulled(page) } catch let e as MealStoreError {
                 if case .invalidValue = e {

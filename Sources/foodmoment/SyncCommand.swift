@@ -10,24 +10,26 @@ struct SyncCommand: AsyncParsableCommand {
         commandName: "sync",
         abstract: "Push this diary's changes to a FoodMoment server and pull the changes made elsewhere.",
         discussion: """
-        Every change to meals, water and weight logs (added, edited, deleted) waits in the diary's queue until a sync
-        pushes it, in order, one request each with an Idempotency-Key. The first failure stops the push; the next sync
-        resumes there, and nothing is sent twice. Then the server's changes since the last sync are pulled.
-        Conflicts: the later change (by its updated time) wins, and a deletion wins over any edit; each is listed.
-        A diary syncs with one server (the first one it synced with).
+        Every change to meals, water and weight logs (added, edited, deleted) waits in the diary's queue until a sync \
+        pushes it, in order, one request each with an Idempotency-Key. The first failure stops the push; the next sync \
+        resumes there, and nothing is applied twice. Then the server's changes since the last sync are pulled.
+
+        Conflicts: the later change (by its updated time) wins, and a deletion wins over any edit; each conflict is \
+        listed. A diary syncs with one server: the first one that answered it.
 
         Examples:
-          foodmoment serve token create --user me            # on the server: prints a token
+          foodmoment serve token create --user me     (on the server: prints a token)
           foodmoment sync --server http://127.0.0.1:8080 --token fm_…
           FOODMOMENT_SYNC_TOKEN=fm_… foodmoment sync --server https://food.example.org --json
+          foodmoment sync --status
 
-        Exit status: 0 synced; 1 stopped early (the server unreachable or refusing a change; run it again to resume).
+        Exit status: 0 in sync; 1 stopped early (the server unreachable or refusing a change: run sync again to resume).
         """
     )
 
     @OptionGroup var store: StoreOptions
     @Option(help: ArgumentHelp("The FoodMoment server's URL (e.g. http://127.0.0.1:8080).", valueName: "url"))
-    var server: String
+    var server: String?
     @Option(help: ArgumentHelp("A personal token for the server (default $FOODMOMENT_SYNC_TOKEN).", valueName: "token"))
     var token: String?
     @Option(help: ArgumentHelp("Seconds to wait for each answer.", valueName: "s")) var timeout = 30.0
@@ -35,11 +37,13 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(help: "Show the queue and the cursor; send nothing.") var status = false
 
     func validate() throws {
+        if status { return }
+        guard let server else { throw ValidationError("give --server URL (the FoodMoment server, e.g. http://127.0.0.1:8080)") }
         guard let u = URLComponents(string: server), ["http", "https"].contains(u.scheme ?? ""), !(u.host ?? "").isEmpty else {
             throw ValidationError("--server must be an http:// or https:// URL, e.g. http://127.0.0.1:8080")
         }
         guard timeout.isFinite, timeout >= 1, timeout <= 600 else { throw ValidationError("--timeout must be 1 to 600 seconds") }
-        if !status, resolvedToken.isEmpty {
+        if resolvedToken.isEmpty {
             throw ValidationError("give --token (or FOODMOMENT_SYNC_TOKEN): `foodmoment serve token create --user NAME` on the server prints one")
         }
     }
@@ -55,6 +59,7 @@ struct SyncCommand: AsyncParsableCommand {
             print("queued changes: \(st.pending) · last pushed #\(st.pushed) · pulled up to #\(st.pullCursor)")
             return
         }
+        guard let server else { throw Exit.usage }
         var client = SyncClient(store: s, transport: CurlHTTPTransport(userAgent: RefineOptions.userAgent), server: server, token: resolvedToken)
         client.timeout = .milliseconds(Int(timeout * 1000))
         let pending = try storeCall { try s.syncState().pending }

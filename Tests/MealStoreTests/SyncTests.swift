@@ -133,9 +133,11 @@ struct SyncTests {
         let dir = TestPaths.makeTempDirectory("sync")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let s = try store(dir, "a", TestClock(fixedNow))
-        try s.bindSyncServer("http://a.example")
-        try s.bindSyncServer("http://a.example")
-        #expect(try s.syncState().device?.count == 36)
+        try s.bindSyncServer("http://typo.example", bind: false)
+        #expect(try s.syncState().server == nil)
+        let device = try s.bindSyncServer("http://a.example")
+        #expect(try s.bindSyncServer("http://a.example") == device)
+        #expect(try s.syncState().device == device && device.count == 36)
         #expect(throws: MealStoreError.syncServerMismatch(bound: "http://a.example", asked: "http://b.example")) {
             try s.bindSyncServer("http://b.example")
         }
