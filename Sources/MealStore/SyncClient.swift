@@ -145,9 +145,7 @@ public struct SyncClient: Sendable {
         guard (200..<300).contains(response.status) else {
             let message = (try? JSONDecoder().decode(ServerError.self, from: Data(response.body)))?.error.message
                 ?? String(decoding: response.body.prefix(300), as: UTF8.self)
-            var hint = ""
-            if response.status == 401 { hint = " (check --token: `foodmoment serve token create` makes one)" }
-            if let retry = response.retryAfter { hint += " (the server asks to retry after \(retry) s; run sync again)" }
+            let hint = response.retryAfter.map { " (the server asks to retry after \($0) s)" } ?? ""
             return .failure("HTTP \(response.status): \(message)\(hint)")
         }
         do { return .success(try DiaryExport.decoder().decode(T.self, from: Data(response.body))) } catch {

@@ -78,7 +78,8 @@ struct SyncCommand: AsyncParsableCommand {
         if json {
             print(try Output.json(report))
         } else {
-            print("pushed \(report.pushed) of \(pending) queued change\(pending == 1 ? "" : "s") · pulled \(report.pulled) (\(report.pulledApplied) new here)")
+            let pushed = pending == 0 ? "nothing to push" : "pushed \(report.pushed) of \(pending) queued change\(pending == 1 ? "" : "s")"
+            print(report.failure != nil && report.pulled == 0 ? pushed : pushed + " · pulled \(report.pulled) (\(report.pulledApplied) new here)")
             for c in report.conflicts {
                 let what = c.outcome == .deleted ? "deleted on the \(c.side == "server" ? "server" : "this device") side: stays deleted"
                     : "changed later on the \(c.side == "server" ? "server" : "this device") side: that version kept"

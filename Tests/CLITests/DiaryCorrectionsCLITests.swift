@@ -74,3 +74,29 @@ struct ReadOnlyDiaryCLITests {
         #expect(TestPaths.read(dir + "/meals.sqlite") == before, "viewing changed the file")
     }
 }
+
+@Suite("foodmoment sync: what a user sees without a server (the real binary; against a real server: server/Tests SyncTests)")
+struct SyncCLITests {
+    @Test func theQueueWaitsForTheServerAndEveryMistakeIsNamed() throws {
+        let dir = TestPaths.makeTempDirectory("sync-cli")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(try diaryCLI(dir, "water", "add", "250", "--time", "2026-11-24 08:00").status == 0)
+        #expect(try diaryCLI(dir, "weight", "add", "70", "--time", "2026-11-24 07:00").status == 0)
+        let status = try jsonObject(try diaryCLI(dir, "sync", "--status", "--json")) as? [String: Any]
+        #expect(status?["pending"] as? Int == 2 && status?["server"] == nil)
+
+        let noToken = try diaryCLI(dir, "sync", "--server", "http://127.0.0.1:9")
+        #expect(noToken.status == 2 && noToken.stderr.contains("--token"), "\(noToken.stderr)")
+        let badURL = try diaryCLI(dir, "sync", "--server", "127.0.0.1:8080", "--token", "fm_x")
+        #expect(badURL.status == 2 && badURL.stderr.contains("http://"), "\(badURL.stderr)")
+
+        // Nothing listens on port 9: the first change is named, both stay queued, the diary is not bound to that URL.
+        let down = try diaryCLI(dir, "sync", "--server", "http://127.0.0.1:9", "--token", "fm_x", "--json")
+        #expect(down.status == 1 && down.stderr.contains("pushing water") && down.stderr.contains("2 changes still queued"), "\(down.stderr)")
+        let report = try jsonObject(down) as? [String: Any]
+        #expect(report?["complete"] as? Bool == false && report?["pushed"] as? Int == 0 && report?["pending"] as? Int == 2)
+        #expect((report?["failure"] as? String)?.contains("127.0.0.1") == true)
+        let after = try jsonObject(try diaryCLI(dir, "sync", "--status", "--json")) as? [String: Any]
+        #expect(after?["pending"] as? Int == 2 && after?["server"] == nil)
+    }
+}

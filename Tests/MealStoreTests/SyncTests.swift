@@ -127,6 +127,18 @@ struct SyncTests {
         #expect(throws: MealStoreError.self) {
             try DiaryRules.check(SyncChange(kind: .meal, id: "m1", op: .upsert, changedAt: fixedNow, meal: m))
         }
+        m.foods[0].nutrients.kcal = 130
+        try DiaryRules.check(SyncChange(kind: .meal, id: "m1", op: .upsert, changedAt: fixedNow, meal: m))
+        let photo = MealPhoto(hash: "h1", path: "/p.jpg", takenAt: fixedNow, timeSource: "exif")
+        m.photos = [photo, photo]
+        #expect(throws: MealStoreError.self) {
+            try DiaryRules.check(SyncChange(kind: .meal, id: "m1", op: .upsert, changedAt: fixedNow, meal: m))
+        }
+        // changed_at must be the meal's updated_at (the time the conflict rule compares).
+        m.photos = [photo]
+        #expect(throws: MealStoreError.self) {
+            try DiaryRules.check(SyncChange(kind: .meal, id: "m1", op: .upsert, changedAt: fixedNow.addingTimeInterval(1), meal: m))
+        }
     }
 
     @Test func aDiarySyncsWithOneServer() throws {

@@ -67,7 +67,7 @@ public final class PostgresStore: ServerStore {
 
     /// Each step runs once, in order, in its own transaction. Instances starting together take an advisory lock
     /// first, so exactly one of them migrates and the others find the work done.
-    static let migrations: [[String]] = [
+    public static let migrations: [[String]] = [
         [
             """
             CREATE TABLE users (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at DOUBLE PRECISION NOT NULL,
