@@ -49,16 +49,18 @@ let package = Package(
     ],
     targets: [
         // C: setjmp-guarded libjpeg / libpng calls and libheif / libwebp calls, all returning codes and messages;
-        // never printf, never exit. Also the photo content digest (libcrypto SHA-256).
+        // never printf, never exit.
         .target(
             name: "CImageShims",
             cSettings: optimize ? [.unsafeFlags(["-O2"])] : [],
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("z"), .linkedLibrary("crypto"),
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("z"),
                              .linkedLibrary("heif"), .linkedLibrary("webp")]
         ),
         // C: one blocking libcurl GET with every option we rely on (variadic setopt and callbacks stay in C).
         .target(name: "CCurlShims", linkerSettings: [.linkedLibrary("curl")]),
-        .target(name: "FoodCore", swiftSettings: checkedSettings),
+        // C: SHA-256 through libcrypto (the CPU's SHA extensions) for FoodCore's SHA256.
+        .target(name: "CDigest", cSettings: optimize ? [.unsafeFlags(["-O2"])] : [], linkerSettings: [.linkedLibrary("crypto")]),
+        .target(name: "FoodCore", dependencies: ["CDigest"], swiftSettings: checkedSettings),
         // The HTTP transport adapter; only executables (and tests) import it.
         .target(name: "CurlTransport", dependencies: ["CCurlShims", "FoodCore"], swiftSettings: swiftSettings),
         .target(name: "ImageCodecs", dependencies: ["CImageShims", "FoodCore"], swiftSettings: numericSettings),

@@ -1,25 +1,12 @@
-/// SHA-256 (FIPS 180-4) in portable Swift, for the stages that hash without a C library: model weight files
-/// (FoodVision, 19 MB at load) and LLM cache keys (LLMRefiner). Photo identities use libcrypto (ImageCodecs
-/// `ContentDigest`, SHA extensions, ~8x faster on 12 MP photos). The compression function works on a fixed 64-word
-/// schedule without allocation.
+internal import CDigest
+
+/// SHA-256 (FIPS 180-4) through libcrypto, which uses the CPU's SHA extensions: photo identities (the batch journal and
+/// the meal store key on them), model weight files checked at load (19 MB), LLM cache keys. A value: copying a hasher
+/// copies its state.
 public struct SHA256: Sendable {
-    private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
-        (0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19)
-    private var buffer: [UInt8] = []
-    private var length: UInt64 = 0
+    private var context = fm_sha256_ctx()
 
-    private static let k: [UInt32] = [
-        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-    ]
-
-    public init() {}
+    public init() { fm_sha256_init(&context) }
 
     /// The hex digest of `bytes` in one call.
     public static func hexDigest(of bytes: [UInt8]) -> String {
@@ -34,81 +21,21 @@ public struct SHA256: Sendable {
 
     public mutating func update(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        length &+= UInt64(bytes.count)
-        var offset = 0
-        if !buffer.isEmpty {
-            let take = min(64 - buffer.count, bytes.count)
-            buffer.append(contentsOf: UnsafeBufferPointer(start: base, count: take))
-            offset = take
-            if buffer.count == 64 {
-                buffer.withUnsafeBufferPointer { compress($0.baseAddress!) }
-                buffer.removeAll(keepingCapacity: true)
-            }
-        }
-        while bytes.count - offset >= 64 {
-            compress(base + offset)
-            offset += 64
-        }
-        if offset < bytes.count {
-            buffer.append(contentsOf: UnsafeBufferPointer(start: base + offset, count: bytes.count - offset))
-        }
+        fm_sha256_update(&context, base, bytes.count)
     }
 
-    /// Pads, processes the last block and returns the 32-byte digest. The hasher should not be used afterwards.
+    /// The 32-byte digest. The hasher should not be used afterwards.
     public mutating func finalize() -> [UInt8] {
-        let bitLength = length &* 8
-        var tail = buffer
-        tail.append(0x80)
-        while tail.count % 64 != 56 { tail.append(0) }
-        for i in (0..<8).reversed() { tail.append(UInt8(truncatingIfNeeded: bitLength >> (UInt64(i) * 8))) }
-        tail.withUnsafeBufferPointer { p in
-            var o = 0
-            while o < p.count { compress(p.baseAddress! + o); o += 64 }
-        }
-        buffer.removeAll()
-        var out = [UInt8]()
-        out.reserveCapacity(32)
-        for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
-            out.append(UInt8(truncatingIfNeeded: word >> 24)); out.append(UInt8(truncatingIfNeeded: word >> 16))
-            out.append(UInt8(truncatingIfNeeded: word >> 8)); out.append(UInt8(truncatingIfNeeded: word))
-        }
+        var out = [UInt8](repeating: 0, count: 32)
+        out.withUnsafeMutableBufferPointer { fm_sha256_final(&context, $0.baseAddress) }
         return out
     }
 
     public mutating func finalizeHex() -> String {
         let digits = Array("0123456789abcdef".utf8)
         var s = [UInt8]()
+        s.reserveCapacity(64)
         for b in finalize() { s.append(digits[Int(b >> 4)]); s.append(digits[Int(b & 15)]) }
         return String(decoding: s, as: UTF8.self)
-    }
-
-    @inline(__always) private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
-
-    private mutating func compress(_ block: UnsafePointer<UInt8>) {
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
-            for i in 0..<16 {
-                let p = block + i * 4
-                w[i] = UInt32(p[0]) << 24 | UInt32(p[1]) << 16 | UInt32(p[2]) << 8 | UInt32(p[3])
-            }
-            for i in 16..<64 {
-                let s0 = Self.rotr(w[i - 15], 7) ^ Self.rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
-                let s1 = Self.rotr(w[i - 2], 17) ^ Self.rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
-                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-            }
-            var (a, b, c, d, e, f, g, h) = state
-            Self.k.withUnsafeBufferPointer { k in
-                for i in 0..<64 {
-                    let s1 = Self.rotr(e, 6) ^ Self.rotr(e, 11) ^ Self.rotr(e, 25)
-                    let ch = (e & f) ^ (~e & g)
-                    let t1 = h &+ s1 &+ ch &+ k[i] &+ w[i]
-                    let s0 = Self.rotr(a, 2) ^ Self.rotr(a, 13) ^ Self.rotr(a, 22)
-                    let maj = (a & b) ^ (a & c) ^ (b & c)
-                    let t2 = s0 &+ maj
-                    h = g; g = f; f = e; e = d &+ t1; d = c; c = b; b = a; a = t1 &+ t2
-                }
-            }
-            state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d,
-                     state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
-        }
     }
 }

@@ -1,4 +1,4 @@
-internal import CImageShims
+internal import FoodCore
 public import Foundation
 
 /// A photo file read once: its bytes (decoded from memory afterwards), its content hash and its modification
@@ -31,17 +31,7 @@ public struct PhotoFile: Sendable {
     }
 }
 
-/// SHA-256 through libcrypto (SHA extensions where the CPU has them).
+/// A photo's identity: SHA-256 of its bytes, lowercase hex (FoodCore's SHA256, libcrypto).
 public enum ContentDigest {
-    public static func sha256Hex(_ bytes: [UInt8]) -> String {
-        var digest = [UInt8](repeating: 0, count: 32)
-        let status = bytes.withUnsafeBufferPointer { src in
-            digest.withUnsafeMutableBufferPointer { fm_sha256(src.baseAddress, src.count, $0.baseAddress) }
-        }
-        precondition(status == 0, "libcrypto SHA-256 failed")  // only on allocation failure inside OpenSSL
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var out = [UInt8](); out.reserveCapacity(64)
-        for b in digest { out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 15)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public static func sha256Hex(_ bytes: [UInt8]) -> String { SHA256.hexDigest(of: bytes) }
 }

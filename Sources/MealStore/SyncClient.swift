@@ -1,5 +1,5 @@
 public import FoodCore
-public import Foundation
+import Foundation
 
 /// `foodmoment sync`: pushes this diary's queued changes to a FoodMoment server in order, one request each with an
 /// Idempotency-Key, and stops at the first failure (the next run resumes there); then pulls the server's changes since

@@ -112,7 +112,5 @@ fm_status fm_webp_decode_rgb(const uint8_t *data, size_t size, uint32_t width, u
 
 void fm_free(void *p);
 
-/// SHA-256 of `length` bytes into `out` (libcrypto). 0 on success.
-int fm_sha256(const unsigned char *data, size_t length, unsigned char out[32]);
 
 #endif
