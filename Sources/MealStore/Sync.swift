@@ -61,6 +61,7 @@ public struct SyncPushResult: Sendable, Codable, Equatable {
 public struct SyncPage: Sendable, Codable, Equatable {
     public var changes: [SyncChange]
     /// The `since` that continues after this page (the last change's `seq`, or the one asked for on an empty page).
+    /// A client stores it with the page's changes.
     public var next: Int64
     public var more: Bool
 
@@ -142,7 +143,9 @@ extension MealStore {
                 SELECT seq, kind, entity_id, op, changed_ms FROM changes WHERE seq > ? ORDER BY seq LIMIT ?
                 """, arguments: [seq, max(1, limit) + 1])
             var out: [SyncChange] = []
+            var last = seq
             for row in rows.prefix(max(1, limit)) {
+                last = row["seq"]
                 guard let kind = SyncKind(rawValue: row["kind"]) else { continue }
                 let id: String = row["entity_id"]
                 var c = SyncChange(kind: kind, id: id, op: row["op"] == "delete" ? .delete : .upsert,
@@ -161,7 +164,7 @@ extension MealStore {
                 }
                 out.append(c)
             }
-            return SyncPage(changes: out, next: out.last?.seq ?? seq, more: rows.count > max(1, limit))
+            return SyncPage(changes: out, next: last, more: rows.count > max(1, limit))
         }
     }
 

@@ -685,7 +685,7 @@ struct PostgresDiary: Diary {
         let user = self.user, n = max(1, limit)
         return try await store.run {
             var out: [SyncChange] = []
-            var more = false
+            var rows = 0, last = seq
             for try await (s, kind, id, op, changed, record, wt, ml, gt, kg) in try await store.query("""
                 SELECT c.seq, c.kind, c.entity_id, c.op, c.changed_ms, m.record, w.time_ms, w.ml, g.time_ms, g.kg FROM changes c
                 LEFT JOIN meals m ON c.kind = 'meal' AND m.user_id = c.user_id AND m.id = c.entity_id
@@ -693,7 +693,9 @@ struct PostgresDiary: Diary {
                 LEFT JOIN weight g ON c.kind = 'weight' AND g.user_id = c.user_id AND g.id = c.entity_id
                 WHERE c.user_id = \(user) AND c.seq > \(seq) ORDER BY c.seq LIMIT \(n + 1)
                 """).decode((Int64, String, String, String, Int64, String?, Int64?, Double?, Int64?, Double?).self) {
-                guard out.count < n else { more = true; break }
+                rows += 1
+                guard rows <= n else { continue }    // the extra row only says another page follows
+                last = s
                 guard let k = SyncKind(rawValue: kind) else { continue }
                 var c = SyncChange(kind: k, id: id, op: op == "delete" ? .delete : .upsert, changedAt: Self.date(changed), seq: s)
                 if c.op == .upsert {
@@ -704,7 +706,7 @@ struct PostgresDiary: Diary {
                 }
                 out.append(c)
             }
-            return SyncPage(changes: out, next: out.last?.seq ?? seq, more: more)
+            return SyncPage(changes: out, next: last, more: rows > n)
         }
     }
 

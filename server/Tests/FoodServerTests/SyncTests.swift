@@ -78,7 +78,9 @@ struct SyncTests {
         let queued = try a.syncState().pending
         #expect(queued == 70)
 
-        let client = SyncClient(store: a, transport: CurlHTTPTransport(userAgent: "FoodMoment tests"), server: base, token: token)
+        // Small pages, so both the queue and the feed are read a page at a time.
+        var client = SyncClient(store: a, transport: CurlHTTPTransport(userAgent: "FoodMoment tests"), server: base, token: token)
+        client.pageSize = 7
         // The server is SIGKILLed after the 25th change was acknowledged: the 26th finds no server.
         let pid = server.processIdentifier
         let first = try await client.run { step in
@@ -101,7 +103,8 @@ struct SyncTests {
 
         // Device B, a new diary on the same account, pulls the whole diary: the same meals, water and weight as A.
         let b = try diary(dir, "b", clockB)
-        let clientB = SyncClient(store: b, transport: CurlHTTPTransport(userAgent: "FoodMoment tests"), server: base, token: token)
+        var clientB = SyncClient(store: b, transport: CurlHTTPTransport(userAgent: "FoodMoment tests"), server: base, token: token)
+        clientB.pageSize = 7
         let pulledB = try await clientB.run()
         #expect(pulledB.complete && pulledB.pushed == 0)
         #expect(pulledB.pulledApplied == 39 + 20 + 10)
