@@ -64,17 +64,19 @@ struct SyncCommand: AsyncParsableCommand {
         client.timeout = .milliseconds(Int(timeout * 1000))
         let pending = try storeCall { try s.syncState().pending }
         let showProgress = Output.stderrIsTerminal && !json
+        // One line on a terminal, rewritten in place (a first sync can push thousands of changes).
         let report = try await storeCall {
             try await client.run { step in
                 guard showProgress else { return }
+                let line: String
                 switch step {
-                case let .pushed(c, outcome, remaining):
-                    Output.note("↑ \(c.kind.rawValue) \(c.id.prefix(8)) \(c.op.rawValue): \(outcome.rawValue)  (\(remaining) left)")
-                case let .pulled(count):
-                    Output.note("↓ \(count) changes pulled")
+                case let .pushed(_, _, remaining): line = "↑ pushed \(pending - remaining) of \(pending)"
+                case let .pulled(count): line = "↓ pulled \(count)"
                 }
+                FileHandle.standardError.write(Data("\r\u{1B}[2K\(line)".utf8))
             }
         }
+        if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8)) }
         if json {
             print(try Output.json(report))
         } else {
