@@ -143,13 +143,19 @@ public struct SyncClient: Sendable {
             return .failure("\(error.description) (is the server running at \(server)?)")
         }
         guard (200..<300).contains(response.status) else {
-            let message = (try? JSONDecoder().decode(ServerError.self, from: Data(response.body)))?.error.message
-                ?? String(decoding: response.body.prefix(300), as: UTF8.self)
+            let message: String
+            if let e = try? JSONDecoder().decode(ServerError.self, from: Data(response.body)) {
+                message = e.error.message
+            } else {
+                // Not the FoodMoment error shape: another server, a proxy's page. One line, not the page.
+                let type = response.contentType.map { " (\($0))" } ?? ""
+                message = "an answer that is not from a FoodMoment server\(type): is \(server) the FoodMoment server's URL?"
+            }
             let hint = response.retryAfter.map { " (the server asks to retry after \($0) s)" } ?? ""
             return .failure("HTTP \(response.status): \(message)\(hint)")
         }
         do { return .success(try DiaryExport.decoder().decode(T.self, from: Data(response.body))) } catch {
-            return .failure("the server's answer is not a FoodMoment sync answer (\(error))")
+            return .failure("HTTP \(response.status) with an answer that is not FoodMoment's sync JSON: is \(server) the FoodMoment server's URL?")
         }
     }
 

@@ -98,5 +98,13 @@ struct SyncCLITests {
         #expect((report?["failure"] as? String)?.contains("127.0.0.1") == true)
         let after = try jsonObject(try diaryCLI(dir, "sync", "--status", "--json")) as? [String: Any]
         #expect(after?["pending"] as? Int == 2 && after?["server"] == nil)
+
+        // A web server that is not FoodMoment (an HTML page for every request, as a proxy or a typo'd port gives):
+        // one line that says so, not the page; nothing leaves the queue.
+        let page = Array("<!DOCTYPE html><html><body><h1>Welcome to nginx!</h1></body></html>".utf8)
+        let web = try LoopbackHTTPServer(respond: { _ in .init(status: 200, headers: ["Content-Type": "text/html"], body: page) })
+        let wrong = try diaryCLI(dir, "sync", "--server", web.baseURL, "--token", "fm_x")
+        #expect(wrong.status == 1 && wrong.stderr.contains("is \(web.baseURL) the FoodMoment server's URL?")
+                && !wrong.stderr.contains("nginx") && wrong.stderr.contains("2 changes still queued"), "\(wrong.stderr)")
     }
 }
