@@ -193,8 +193,9 @@ extension MealStore {
         let current = try Int64.fetchOne(db, sql: "SELECT updated_ms FROM \(table) WHERE id = ?", arguments: [c.id])
         let lastOp = try String.fetchOne(db, sql: "SELECT op FROM changes WHERE kind = ? AND entity_id = ?", arguments: [c.kind.rawValue, c.id])
         let outcome = DiaryRules.resolve(c, currentMs: current, deleted: current == nil && lastOp == "delete")
-        if c.op == .delete, !fromServer, lastOp != "delete" {
-            // A deletion of an entry this side never had still becomes a tombstone, so a late edit cannot revive it.
+        if c.op == .delete, !fromServer, current == nil, lastOp != "delete" {
+            // A deletion of an entry this side never had still becomes a tombstone, so a late edit cannot revive it
+            // (deleting an entry that is here leaves one through the trigger).
             try db.execute(sql: "DELETE FROM changes WHERE kind = ? AND entity_id = ?", arguments: [c.kind.rawValue, c.id])
             try db.execute(sql: "INSERT INTO changes (kind, entity_id, op, changed_ms) VALUES (?, ?, 'delete', ?)",
                            arguments: [c.kind.rawValue, c.id, Time.ms(c.changedAt)])
@@ -219,18 +220,14 @@ extension MealStore {
             try db.execute(sql: "DELETE FROM deleted_photos WHERE hash IN (SELECT value FROM json_each(?))",
                            arguments: [String(decoding: try JSONEncoder().encode(m.photos.map(\.hash)), as: UTF8.self)])
             try Rows.save(m, db)
-        case (.upsert, .water):
-            guard let w = c.water else { break }
+        case (.upsert, .water), (.upsert, .weight):
+            // The two log tables share their shape: id, time, one value.
+            guard let (time, value, column) = c.water.map({ ($0.time, $0.milliliters, "ml") })
+                ?? c.weight.map({ ($0.time, $0.kilograms, "kg") }) else { break }
             try db.execute(sql: """
-                INSERT INTO water (id, time_ms, ml, updated_ms) VALUES (?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET time_ms = excluded.time_ms, ml = excluded.ml, updated_ms = excluded.updated_ms
-                """, arguments: [w.id, Time.ms(w.time), w.milliliters, Time.ms(c.changedAt)])
-        case (.upsert, .weight):
-            guard let w = c.weight else { break }
-            try db.execute(sql: """
-                INSERT INTO weight (id, time_ms, kg, updated_ms) VALUES (?, ?, ?, ?)
-                ON CONFLICT (id) DO UPDATE SET time_ms = excluded.time_ms, kg = excluded.kg, updated_ms = excluded.updated_ms
-                """, arguments: [w.id, Time.ms(w.time), w.kilograms, Time.ms(c.changedAt)])
+                INSERT INTO \(table) (id, time_ms, \(column), updated_ms) VALUES (?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET time_ms = excluded.time_ms, \(column) = excluded.\(column), updated_ms = excluded.updated_ms
+                """, arguments: [c.id, Time.ms(time), value, Time.ms(c.changedAt)])
         }
         if fromServer { try db.execute(sql: "DELETE FROM sync_state WHERE key = 'applying'") }
         return outcome

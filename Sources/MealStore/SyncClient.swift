@@ -62,18 +62,24 @@ public struct SyncClient: Sendable {
     public func run(progress: @Sendable (Step) -> Void = { _ in }) async throws -> Report {
         // Bound only once the server has answered, so a mistyped URL does not claim the diary.
         let device = try store.bindSyncServer(server, bind: false)
-        var bound = try store.syncState().server != nil
+        let state = try store.syncState()
+        var bound = state.server != nil
         func answered() throws {
             if !bound { try store.bindSyncServer(server); bound = true }
         }
         var report = Report(server: server)
-        let state = try store.syncState()
+        func stop(_ why: String) throws -> Report {
+            report.failure = why
+            report.pending = try store.syncState().pending
+            return report
+        }
         var remaining = state.pending
         var after = state.pushed
+        let encoder = DiaryExport.encoder()
         push: while true {
             let page = try store.changes(after: after, limit: pageSize)
             for c in page.changes {
-                let body = Array(try DiaryExport.encoder().encode(c))
+                let body = Array(try encoder.encode(c))
                 let request = HTTPRequest(method: .post, url: server + "/api/v1/sync/push",
                                           headers: ["Authorization": "Bearer " + token, "Content-Type": "application/json",
                                                     "Idempotency-Key": "sync-\(device)-\(c.seq)"],
@@ -81,10 +87,7 @@ public struct SyncClient: Sendable {
                 let result: SyncPushResult
                 switch await call(request, SyncPushResult.self) {
                 case .success(let r): result = r
-                case .failure(let why):
-                    report.failure = "pushing \(c.kind.rawValue) \(c.id) (\(c.op.rawValue)): \(why)"
-                    report.pending = try store.syncState().pending
-                    return report
+                case .failure(let why): return try stop("pushing \(c.kind.rawValue) \(c.id) (\(c.op.rawValue)): \(why)")
                 }
                 try answered()
                 try store.markPushed(c.seq)
@@ -105,17 +108,13 @@ public struct SyncClient: Sendable {
             let page: SyncPage
             switch await call(request, SyncPage.self) {
             case .success(let p): page = p
-            case .failure(let why):
-                report.failure = "pulling changes since \(cursor): \(why)"
-                report.pending = try store.syncState().pending
-                return report
+            case .failure(let why): return try stop("pulling changes since \(cursor): \(why)")
             }
             try answered()
             let outcomes: [SyncOutcome]
             do { outcomes = try store.applyPulled(page) } catch let e as MealStoreError {
                 if case .invalidValue = e {
-                    report.failure = "the server sent a change this diary refuses (\(e.description)); nothing of that page was applied"
-                    return report
+                    return try stop("the server sent a change this diary refuses (\(e.description)); nothing of that page was applied")
                 }
                 throw e
             }
