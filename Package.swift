@@ -61,10 +61,13 @@ let package = Package(
         // C: SHA-256 through libcrypto (the CPU's SHA extensions) for FoodCore's SHA256.
         .target(name: "CDigest", cSettings: optimize ? [.unsafeFlags(["-O2"])] : [], linkerSettings: [.linkedLibrary("crypto")]),
         .target(name: "FoodCore", dependencies: ["CDigest"], swiftSettings: checkedSettings),
+        // C: the CNN's reduced-precision GEMM (AVX-512 BF16 intrinsics, chosen at run time from CPUID), which Swift
+        // cannot emit.
+        .target(name: "CKernels", cSettings: optimize ? [.unsafeFlags(["-O2"])] : []),
         // The HTTP transport adapter; only executables (and tests) import it.
         .target(name: "CurlTransport", dependencies: ["CCurlShims", "FoodCore"], swiftSettings: swiftSettings),
         .target(name: "ImageCodecs", dependencies: ["CImageShims", "FoodCore"], swiftSettings: numericSettings),
-        .target(name: "FoodVision", dependencies: ["FoodCore"], swiftSettings: numericSettings),
+        .target(name: "FoodVision", dependencies: ["FoodCore", "CKernels"], swiftSettings: numericSettings),
         .target(name: "Nutrition", dependencies: ["FoodCore"], swiftSettings: checkedSettings),
         .target(name: "Barcodes", dependencies: ["FoodCore"], swiftSettings: numericSettings),
         // Drawing, text from a committed glyph atlas, annotated photos and the HTML report.

@@ -55,6 +55,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
     public var inputSize: Int { architecture.inputSize }
     public let labels: [String]
     public let gemmKernel: GemmKernel
+    /// The arithmetic of the 1x1 convolutions and the classifier (`InferencePrecision`).
+    public let precision: InferencePrecision
     let stem: Conv2D
     let blocks: [Block]
     let head: PointwiseConv2D
@@ -72,7 +74,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
 
     /// Loads a converted model directory (`manifest.json`, `weights.bin`, labels), checking the SHA-256,
     /// the weight file's size against the layer table and every tensor's shape.
-    public convenience init(modelDirectory: String, kernel: GemmKernel = .fastest) throws(FoodVisionError) {
+    public convenience init(modelDirectory: String, kernel: GemmKernel = .fastest,
+                            precision: InferencePrecision = .automatic) throws(FoodVisionError) {
         let (manifest, tensors) = try Self.readModel(directory: modelDirectory)
         let manifestPath = (modelDirectory as NSString).appendingPathComponent(ModelConverter.manifestFileName)
         let labelsPath = (modelDirectory as NSString).appendingPathComponent(try checkedModelFileName(manifest.labelsFile, manifestPath: manifestPath))
@@ -80,7 +83,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
         guard labels.count == manifest.classCount, labels.count == Self.classCount else {
             throw .manifestMismatch(path: labelsPath, reason: "\(labels.count) labels, expected \(Self.classCount)")
         }
-        try self.init(manifest: manifest, tensors: tensors, labels: labels, kernel: kernel)
+        try self.init(manifest: manifest, tensors: tensors, labels: labels, kernel: kernel, precision: precision)
     }
 
     /// Reads and verifies a model directory; returns the manifest and the tensors by name.
@@ -152,7 +155,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
     }
 
     /// Builds the network from unfolded tensors (PyTorch names and layouts), folding every BatchNorm.
-    init(manifest: ModelManifest, tensors t: [String: [Float]], labels: [String], kernel: GemmKernel) throws(FoodVisionError) {
+    init(manifest: ModelManifest, tensors t: [String: [Float]], labels: [String], kernel: GemmKernel,
+         precision: InferencePrecision) throws(FoodVisionError) {
         guard let architecture = BackboneArchitecture.named(manifest.architecture) else {
             throw .invalidInput(reason: "architecture \(manifest.architecture) is not one this build runs")
         }
@@ -160,6 +164,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
         self.architecture = architecture
         self.labels = labels
         self.gemmKernel = kernel
+        self.precision = precision.available
         let eps = manifest.batchNormEpsilon
         func bn(_ p: String) -> BatchNorm {
             BatchNorm(gamma: t[p + ".weight"]!, beta: t[p + ".bias"]!, mean: t[p + ".running_mean"]!,
@@ -175,22 +180,22 @@ public final class EfficientNetLite0: @unchecked Sendable {
             if shape.midChannels != shape.inChannels {
                 let f = bn(p + "_bn0").fold(weights: t[p + "_expand_conv.weight"]!, outChannels: shape.midChannels)
                 expand = PointwiseConv2D(weightsOI: f.weights, bias: f.bias, inChannels: shape.inChannels, outChannels: shape.midChannels,
-                                         activation: .relu6, kernel: kernel)
+                                         activation: .relu6, kernel: kernel, precision: precision)
             }
             let d = bn(p + "_bn1").fold(weights: t[p + "_depthwise_conv.weight"]!, outChannels: shape.midChannels)
             let depthwise = DepthwiseConv2D(weightsCKK: d.weights, bias: d.bias, channels: shape.midChannels, kernel: shape.kernel,
                                             stride: shape.stride, activation: .relu6)
             let pr = bn(p + "_bn2").fold(weights: t[p + "_project_conv.weight"]!, outChannels: shape.outChannels)
             let project = PointwiseConv2D(weightsOI: pr.weights, bias: pr.bias, inChannels: shape.midChannels, outChannels: shape.outChannels,
-                                          activation: .none, kernel: kernel)
+                                          activation: .none, kernel: kernel, precision: precision)
             blocks.append(Block(expand: expand, depthwise: depthwise, project: project, residual: shape.residual))
         }
         self.blocks = blocks
         let h = bn("_bn1").fold(weights: t["_conv_head.weight"]!, outChannels: Self.embeddingSize)
         head = PointwiseConv2D(weightsOI: h.weights, bias: h.bias, inChannels: architecture.lastChannels, outChannels: Self.embeddingSize,
-                               activation: .relu6, kernel: kernel)
+                               activation: .relu6, kernel: kernel, precision: precision)
         fc = FullyConnected(weightsOI: t["_fc.weight"]!, bias: t["_fc.bias"]!, inFeatures: Self.embeddingSize,
-                            outFeatures: Self.classCount, kernel: kernel)
+                            outFeatures: Self.classCount, kernel: kernel, precision: precision)
         fcWeights = t["_fc.weight"]!
     }
 

@@ -1,4 +1,48 @@
+internal import CKernels
 import Foundation
+
+/// The arithmetic of the network's 1x1 convolutions and fully connected layers (nine tenths of its work).
+/// `fp32` is the reference and runs everywhere. `bf16` rounds weights (at load) and activations (per layer) to
+/// bfloat16 and accumulates in float with AVX-512 BF16 (`vdpbf16ps`, twice the multiply-adds per instruction of an
+/// FP32 FMA); it needs a CPU with those instructions, detected at run time (CPUID), and falls back to `fp32` elsewhere.
+public enum InferencePrecision: String, Sendable, CaseIterable, Codable {
+    case fp32
+    case bf16
+
+    /// Whether this CPU runs the BF16 kernel (AVX-512 F, BW, VL and BF16).
+    public static let bf16Supported: Bool = fm_bf16_supported() != 0
+
+    /// What inference uses unless told otherwise: `FOODMOMENT_PRECISION` (`fp32` or `bf16`) when set, else `bf16`
+    /// where the CPU has it, else `fp32`. Training and the parity tests ask for `fp32` explicitly.
+    public static let automatic: InferencePrecision = {
+        let asked = ProcessInfo.processInfo.environment["FOODMOMENT_PRECISION"].flatMap(InferencePrecision.init(rawValue:))
+        return (asked ?? .bf16).available
+    }()
+
+    /// This precision where the CPU runs it, else `fp32`.
+    public var available: InferencePrecision { self == .bf16 && !Self.bf16Supported ? .fp32 : self }
+}
+
+/// 1x1-convolution weights in bfloat16 pairs for `fm_gemm_bf16`, with the bias padded to whole panels.
+final class BF16Panels: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<UInt16>
+    let bias: FloatBuffer
+
+    /// The kernel converts a block of input rows at a time into a fixed scratch, which holds rows of up to 2,048 values.
+    static let maxInputChannels = 2048
+
+    init(weightsOI: [Float], bias: [Float]?, inChannels k: Int, outChannels n: Int) {
+        let count = fm_bf16_packed_count(Int32(n), Int32(k))
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1) * 2, alignment: 64)
+        let packed = raw.bindMemory(to: UInt16.self, capacity: max(count, 1))
+        weightsOI.withUnsafeBufferPointer { fm_bf16_pack($0.baseAddress!, Int32(n), Int32(k), packed) }
+        pointer = packed
+        self.bias = FloatBuffer(count: (n + 31) / 32 * 32)
+        if let bias { for j in 0..<n { self.bias.pointer[j] = bias[j] } }
+    }
+
+    deinit { UnsafeMutableRawPointer(pointer).deallocate() }
+}
 
 /// The register tile a GEMM uses. The best one depends on the vector width the build targets
 /// (AVX-512 with `FOODMOMENT_TARGET_CPU=native`, SSE2 in the portable build), which Swift code cannot ask
@@ -32,12 +76,13 @@ public enum GemmKernel: String, Sendable, CaseIterable, Codable {
 
     /// Best-of-`runs` rate of this kernel on an `m x k` by `k x n` product (random values), in GFLOP/s
     /// counting a multiply-add as two operations.
-    public func measureGFLOPS(m: Int, k: Int, n: Int, runs: Int = 20) -> Double {
+    /// With `precision` `.bf16` (where the CPU has it) the BF16 kernel runs instead of this one.
+    public func measureGFLOPS(m: Int, k: Int, n: Int, runs: Int = 20, precision: InferencePrecision = .fp32) -> Double {
         let a = FloatBuffer(count: m * k)
         for i in 0..<(m * k) { a.pointer[i] = Float(i % 17) * 0.01 - 0.08 }
         let c = FloatBuffer(count: m * n)
         let weights = (0..<(n * k)).map { Float($0 % 11) * 0.02 - 0.1 }
-        let packed = PackedGemmWeights(weightsOI: weights, bias: nil, inChannels: k, outChannels: n, kernel: self)
+        let packed = PackedGemmWeights(weightsOI: weights, bias: nil, inChannels: k, outChannels: n, kernel: self, precision: precision)
         var best = UInt64.max
         for _ in 0..<max(1, runs) {
             let t0 = monotonicNanoseconds()
@@ -86,6 +131,10 @@ package struct PackedGemmWeights: @unchecked Sendable {
     package let kernel: GemmKernel
     let panels: FloatBuffer
     let bias: FloatBuffer
+    /// Set when the layer runs in BF16 (`precision`); then the float panels are empty.
+    let bf16: BF16Panels?
+    /// The arithmetic `gemm` runs with these weights.
+    package var precision: InferencePrecision { bf16 == nil ? .fp32 : .bf16 }
 
     /// Panels of the full tile width; a remainder of at most half a tile goes in one half-width panel
     /// (most layers here have N = 16 mod 32, which would otherwise waste half of their last tile).
@@ -96,12 +145,21 @@ package struct PackedGemmWeights: @unchecked Sendable {
     func panelWidth(_ panel: Int) -> Int { panel == fullPanels && halfLast ? kernel.columns / 2 : kernel.columns }
 
     /// `weightsOI` is row-major `[N][K]` (PyTorch's `[out, in]`); `bias` has `N` values or is nil for zero.
-    package init(weightsOI: [Float], bias: [Float]?, inChannels k: Int, outChannels n: Int, kernel: GemmKernel) {
+    /// `precision` `.bf16` takes effect where the CPU runs it and K is at most `BF16Panels.maxInputChannels`.
+    package init(weightsOI: [Float], bias: [Float]?, inChannels k: Int, outChannels n: Int, kernel: GemmKernel,
+                 precision: InferencePrecision = .fp32) {
         precondition(weightsOI.count == n * k, "PackedGemmWeights: \(weightsOI.count) weights for \(n)x\(k)")
         precondition(bias == nil || bias!.count == n, "PackedGemmWeights: bias count")
         self.k = k
         self.n = n
         self.kernel = kernel
+        if precision.available == .bf16, k <= BF16Panels.maxInputChannels {
+            bf16 = BF16Panels(weightsOI: weightsOI, bias: bias, inChannels: k, outChannels: n)
+            panels = FloatBuffer(count: 0)
+            self.bias = FloatBuffer(count: 0)
+            return
+        }
+        bf16 = nil
         let nr = kernel.columns
         let panelCount = (n + nr - 1) / nr
         panels = FloatBuffer(count: panelCount * k * nr)
@@ -131,6 +189,11 @@ package struct PackedGemmWeights: @unchecked Sendable {
 package func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeights,
           c: UnsafeMutablePointer<Float>, ldc: Int, relu6: Bool,
           residual: UnsafePointer<Float>?, ldr: Int) {
+    if let b = w.bf16 {
+        fm_gemm_bf16(Int32(m), Int32(w.n), Int32(w.k), a, Int32(lda), b.pointer, b.bias.pointer, c, Int32(ldc), residual, Int32(ldr),
+                     relu6 ? 1 : 0)
+        return
+    }
     let kernel = w.kernel
     let mr = kernel.rows, nr = kernel.columns
     let kTotal = w.k, n = w.n

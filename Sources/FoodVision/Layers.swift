@@ -184,13 +184,14 @@ public struct PointwiseConv2D: Sendable {
 
     /// `weightsOI` in PyTorch layout `[out][in]` (a `[out][in][1][1]` conv weight is the same bytes).
     public init(weightsOI: [Float], bias: [Float]?, inChannels: Int, outChannels: Int, activation: Activation,
-                kernel: GemmKernel = .fastest) {
+                kernel: GemmKernel = .fastest, precision: InferencePrecision = .automatic) {
         self.inChannels = inChannels; self.outChannels = outChannels; self.activation = activation
         packed = PackedGemmWeights(weightsOI: weightsOI, bias: bias, inChannels: inChannels, outChannels: outChannels,
-                                   kernel: kernel)
+                                   kernel: kernel, precision: precision)
     }
 
     public var gemmKernel: GemmKernel { packed.kernel }
+    public var precision: InferencePrecision { packed.precision }
 
     func run(input: UnsafePointer<Float>, pixels: Int, residual: UnsafePointer<Float>?, output: UnsafeMutablePointer<Float>) {
         gemm(m: pixels, a: input, lda: inChannels, weights: packed, c: output, ldc: outChannels,
@@ -225,9 +226,10 @@ public struct FullyConnected: Sendable {
     public var inFeatures: Int { gemmLayer.inChannels }
     public var outFeatures: Int { gemmLayer.outChannels }
 
-    public init(weightsOI: [Float], bias: [Float]?, inFeatures: Int, outFeatures: Int, kernel: GemmKernel = .fastest) {
+    public init(weightsOI: [Float], bias: [Float]?, inFeatures: Int, outFeatures: Int, kernel: GemmKernel = .fastest,
+                precision: InferencePrecision = .automatic) {
         gemmLayer = PointwiseConv2D(weightsOI: weightsOI, bias: bias, inChannels: inFeatures, outChannels: outFeatures,
-                                    activation: .none, kernel: kernel)
+                                    activation: .none, kernel: kernel, precision: precision)
     }
 
     func run(input: UnsafePointer<Float>, batch: Int, output: UnsafeMutablePointer<Float>) {

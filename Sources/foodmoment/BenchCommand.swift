@@ -59,6 +59,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Only time the GEMM kernels on an M,K,N product (e.g. 784,512,512) and print GFLOP/s.")
     var gemm: String?
 
+    @Option(help: "Arithmetic of the 1x1 convolutions: fp32 (the reference) or bf16 (AVX-512 BF16). Default: bf16 where the CPU has it (or FOODMOMENT_PRECISION).")
+    var precision: InferencePrecision?
+
     @Flag(help: "Do not run the onnxruntime comparison.")
     var skipOnnxruntime = false
 
@@ -75,7 +78,7 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let machine = MachineInfo.current()
+        var machine = MachineInfo.current()
         if machine.build == "debug" && !allowDebug {
             Output.note("error: this is a debug build; timings would be meaningless. Build with `swift build -c release --product foodmoment` (or pass --allow-debug).")
             throw Exit.failed
@@ -88,10 +91,16 @@ struct BenchCommand: AsyncParsableCommand {
                 let rate = kernel.measureGFLOPS(m: dims[0], k: dims[1], n: dims[2], runs: runs)
                 print(Output.pad(kernel.rawValue, 14) + String(format: "%8.1f GFLOP/s (best of %d)", rate, runs))
             }
+            if InferencePrecision.bf16Supported {
+                let rate = GemmKernel.fastest.measureGFLOPS(m: dims[0], k: dims[1], n: dims[2], runs: runs, precision: .bf16)
+                print(Output.pad("bf16", 14) + String(format: "%8.1f GFLOP/s (best of %d)", rate, runs))
+            } else {
+                print(Output.pad("bf16", 14) + "  not run: this CPU has no AVX-512 BF16")
+            }
             return
         }
         let network: EfficientNetLite0
-        do { network = try EfficientNetLite0(modelDirectory: model) } catch {
+        do { network = try EfficientNetLite0(modelDirectory: model, precision: precision ?? .automatic) } catch {
             Output.note("error: \(error.description)")
             throw Exit.failed
         }
@@ -149,6 +158,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         let ratio = ort.map { ours.perImageP50Ms / $0.median_ms }
         let ratioOfMinimums = ort.map { ours.minMs / Double(batch) / $0.min_ms }
+        machine.precision = network.precision.rawValue
         let report = BenchReport(machine: machine, foodmoment: ours, layers: layerProfile, onnxruntime: ort, onnxruntimeNote: ortNote,
                                  ratio: ratio, ratioOfMinimums: ratioOfMinimums)
         if json {
@@ -183,7 +193,7 @@ struct BenchCommand: AsyncParsableCommand {
     func printText(_ r: BenchReport) {
         let m = r.machine
         print("machine     \(m.cpu), \(m.cores) cores")
-        print("build       \(m.build), GEMM kernel \(m.gemmKernel)")
+        print("build       \(m.build), GEMM kernel \(m.gemmKernel), 1x1 convolutions in \(m.precision)")
         print("target cpu  \(m.targetCPU)")
         let o = r.foodmoment
         print("input       \(o.input)")

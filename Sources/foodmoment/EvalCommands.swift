@@ -302,3 +302,4 @@ func commaSet(_ value: String?) -> Set<String> {
 
 extension EmbeddingSource: ExpressibleByArgument {}
 extension Localizer: ExpressibleByArgument {}
+extension InferencePrecision: ExpressibleByArgument {}

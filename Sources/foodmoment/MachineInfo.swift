@@ -10,6 +10,8 @@ struct MachineInfo: Encodable {
     var swift: String
     /// The GEMM micro-kernel the CNN runtime measured fastest here (hints at the vector width compiled in).
     var gemmKernel: String
+    /// The arithmetic of the CNN's 1x1 convolutions (`InferencePrecision.automatic` unless a command says otherwise).
+    var precision: String
 
     static func current() -> MachineInfo {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
@@ -26,7 +28,8 @@ struct MachineInfo: Encodable {
         let target = "portable (built without FOODMOMENT_TARGET_CPU)"
         #endif
         return MachineInfo(cpu: model ?? "unknown", cores: ProcessInfo.processInfo.activeProcessorCount, build: build,
-                           targetCPU: target, swift: "6.x", gemmKernel: GemmKernel.fastest.rawValue)
+                           targetCPU: target, swift: "6.x", gemmKernel: GemmKernel.fastest.rawValue,
+                           precision: InferencePrecision.automatic.rawValue)
     }
 
     var header: String {
