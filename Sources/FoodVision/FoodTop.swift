@@ -46,7 +46,9 @@ public struct FoodTop: Sendable {
     /// Channels of that block output.
     public var inputChannels: Int { blocks.first?.shape.inChannels ?? inChannels }
 
-    public init(weights: [Float], bias: [Float], inChannels: Int, outChannels: Int, blocks: [TailBlock] = []) throws(FoodVisionError) {
+    /// `precision`: the arithmetic of its 1x1 convolutions (`InferencePrecision`).
+    public init(weights: [Float], bias: [Float], inChannels: Int, outChannels: Int, blocks: [TailBlock] = [],
+                precision: InferencePrecision = .automatic) throws(FoodVisionError) {
         guard inChannels > 0, outChannels > 0, weights.count == inChannels * outChannels, bias.count == outChannels else {
             throw .invalidInput(reason: "food top needs \(outChannels)x\(inChannels) weights and \(outChannels) biases, got \(weights.count) and \(bias.count)")
         }
@@ -59,8 +61,9 @@ public struct FoodTop: Sendable {
         }
         self.inChannels = inChannels; self.outChannels = outChannels
         self.weights = weights; self.bias = bias; self.blocks = blocks
-        conv = PointwiseConv2D(weightsOI: weights, bias: bias, inChannels: inChannels, outChannels: outChannels, activation: .relu6)
-        blockLayers = blocks.map { $0.layers() }
+        conv = PointwiseConv2D(weightsOI: weights, bias: bias, inChannels: inChannels, outChannels: outChannels, activation: .relu6,
+                               precision: precision)
+        blockLayers = blocks.map { $0.layers(precision: precision) }
     }
 
     /// The ImageNet head conv of a converted EfficientNet-Lite0 (BatchNorm `_bn1` folded into `_conv_head`): the

@@ -335,3 +335,7 @@ private func runMicroKernel(_ kernel: GemmKernel, half: Bool, kc: Int, a: Unsafe
 /// Measured with 0, 512, 1024, 2048, 4096 and 8192: 1024 gained half as much, 2048 to 8192 the same. A literal, so
 /// reading it costs no lazy-global check in the kernels.
 let gemmPrefetchDistance = 2048
+
+/// `value` rounded to bfloat16 (nearest, ties to even; NaN stays NaN, subnormals become zero), as a Float: what the
+/// BF16 layers multiply.
+func bf16Rounded(_ value: Float) -> Float { Float(bitPattern: UInt32(fm_bf16_round(value)) << 16) }

@@ -43,17 +43,17 @@ public struct TailBlock: Sendable, Equatable {
         }
     }
 
-    func layers() -> Layers {
+    func layers(precision: InferencePrecision) -> Layers {
         let s = shape, kk = s.kernel * s.kernel
         var ckk = [Float](repeating: 0, count: depthW.count)
         for t in 0..<kk { for c in 0..<s.midChannels { ckk[c * kk + t] = depthW[t * s.midChannels + c] } }
         return Layers(
             expand: PointwiseConv2D(weightsOI: expandW, bias: expandB, inChannels: s.inChannels, outChannels: s.midChannels,
-                                    activation: .relu6),
+                                    activation: .relu6, precision: precision),
             depthwise: DepthwiseConv2D(weightsCKK: ckk, bias: depthB, channels: s.midChannels, kernel: s.kernel, stride: 1,
                                        activation: .relu6),
             project: PointwiseConv2D(weightsOI: projectW, bias: projectB, inChannels: s.midChannels, outChannels: s.outChannels,
-                                     activation: .none),
+                                     activation: .none, precision: precision),
             residual: s.residual)
     }
 

@@ -127,8 +127,9 @@ private func tinyBlocks(seed: UInt64) -> [TailBlock] {
             }
         }
         #expect(checked > 100 && nonZero > checked / 4, "\(nonZero) of \(checked) block gradients are non-zero")
-        // The public path (runtime layers) gives the same embedding as the training forward pass.
-        let trained = try FoodTop(weights: top.weights, bias: top.bias, inChannels: cin, outChannels: cout, blocks: blocks)
+        // The public path (runtime layers) gives the same embedding as the training forward pass (FP32, as training is).
+        let trained = try FoodTop(weights: top.weights, bias: top.bias, inChannels: cin, outChannels: cout, blocks: blocks,
+                                  precision: .fp32)
         let map = FloatImage(width: grid, height: grid, channels: shapes[0].inChannels, values: Array(x[0..<(cells * shapes[0].inChannels)]))
         let e = try trained.embedding(blockOutput: map)
         var manual = [Float](repeating: 0, count: cout)

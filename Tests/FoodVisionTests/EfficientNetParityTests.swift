@@ -5,7 +5,8 @@ import Testing
 @testable import FoodVision
 
 @Suite(.serialized) struct EfficientNetParityTests {
-    static let model: EfficientNetLite0? = try? EfficientNetLite0(modelDirectory: TestPaths.model.path)
+    /// FP32, the reference arithmetic: these tests hold it to the NumPy reference's figures.
+    static let model: EfficientNetLite0? = try? EfficientNetLite0(modelDirectory: TestPaths.model.path, precision: .fp32)
 
     @Test(.enabled(if: TestPaths.hasReference, "shared/data/weights/reference is not beside the repository"))
     func logitsAndFeaturesMatchTheNumPyReference() throws {
@@ -105,7 +106,7 @@ import Testing
                                                                   outDirectory: out.path)
         #expect(manifest.architecture == arch.name && manifest.input.width == arch.inputSize)
         #expect(manifest.tensors.count == 322)
-        let model = try EfficientNetLite0(modelDirectory: out.path)
+        let model = try EfficientNetLite0(modelDirectory: out.path, precision: .fp32)
         #expect(model.architecture == arch && model.inputSize == arch.inputSize)
         let s = arch.inputSize
         let input = try readFloats(reference.appendingPathComponent("input.f32"))

@@ -68,7 +68,7 @@ import Testing
             let residual = Tensor(batch: n, height: h, width: w, channels: co, values: rng.floats(n * h * w * co))
             for (relu6, useResidual) in [(false, false), (true, false), (false, true), (true, true)] {
                 let layer = PointwiseConv2D(weightsOI: weights, bias: bias, inChannels: ci, outChannels: co,
-                                            activation: relu6 ? .relu6 : .none, kernel: kernel)
+                                            activation: relu6 ? .relu6 : .none, kernel: kernel, precision: .fp32)
                 let got = layer(x, residual: useResidual ? residual : nil)
                 let want = naivePointwise(x, weightsOI: weights, bias: bias, outChannels: co,
                                           residual: useResidual ? residual : nil, relu6: relu6)
@@ -86,7 +86,8 @@ import Testing
         let weights = rng.floats(co * ci), bias = rng.floats(co)
         // The multiply-then-add kernels; tile8x32fma rounds once per multiply-add and is covered by the tolerance tests.
         let outputs = [GemmKernel.tile8x32, .tile6x16, .tile6x8].map {
-            PointwiseConv2D(weightsOI: weights, bias: bias, inChannels: ci, outChannels: co, activation: .none, kernel: $0)(x).values
+            PointwiseConv2D(weightsOI: weights, bias: bias, inChannels: ci, outChannels: co, activation: .none, kernel: $0,
+                            precision: .fp32)(x).values
         }
         for o in outputs.dropFirst() { #expect(o == outputs[0]) }
     }
@@ -96,7 +97,7 @@ import Testing
         let (inF, outF) = (1280, 1000)
         let weights = rng.floats(outF * inF), bias = rng.floats(outF)
         let inputs = [rng.floats(inF), rng.floats(inF)]
-        let fc = FullyConnected(weightsOI: weights, bias: bias, inFeatures: inF, outFeatures: outF)
+        let fc = FullyConnected(weightsOI: weights, bias: bias, inFeatures: inF, outFeatures: outF, precision: .fp32)
         let got = fc(inputs)
         for (v, y) in zip(inputs, got) {
             let want = (0..<outF).map { o in
