@@ -62,6 +62,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Arithmetic of the 1x1 convolutions: fp32 (the reference) or bf16 (AVX-512 BF16). Default: bf16 where the CPU has it (or FOODMOMENT_PRECISION).")
     var precision: InferencePrecision?
 
+    @Flag(help: "Also time the reduced-precision engines a user could pick instead (tools/onnx/int8_peers.py: onnxruntime INT8, OpenVINO FP32/BF16/INT8; needs the training photos for calibration).")
+    var peers = false
+
     @Flag(help: "Do not run the onnxruntime comparison.")
     var skipOnnxruntime = false
 
@@ -158,9 +161,19 @@ struct BenchCommand: AsyncParsableCommand {
         }
         let ratio = ort.map { ours.perImageP50Ms / $0.median_ms }
         let ratioOfMinimums = ort.map { ours.minMs / Double(batch) / $0.min_ms }
+        var peerResults: [PeerResult]?
+        var peersNote: String?
+        var ourAgreement: Double?
+        if peers {
+            let dump = FileManager.default.temporaryDirectory.appendingPathComponent("fm-peers-\(getpid())").path
+            defer { for ext in [".f32", ".json"] { try? FileManager.default.removeItem(atPath: dump + ext) } }
+            (peerResults, peersNote) = runPeers(referenceDir: referenceDir, dump: dump)
+            if peerResults != nil { ourAgreement = try agreement(of: network, dump: dump) }
+        }
         machine.precision = network.precision.rawValue
         let report = BenchReport(machine: machine, foodmoment: ours, layers: layerProfile, onnxruntime: ort, onnxruntimeNote: ortNote,
-                                 ratio: ratio, ratioOfMinimums: ratioOfMinimums)
+                                 ratio: ratio, ratioOfMinimums: ratioOfMinimums, peers: peerResults, peersNote: peersNote,
+                                 top1AgreementWithOnnxruntime: ourAgreement)
         if json {
             print(try Output.json(report))
         } else {
@@ -190,6 +203,43 @@ struct BenchCommand: AsyncParsableCommand {
         return (parsed, nil)
     }
 
+    /// tools/onnx/int8_peers.py beside the onnxruntime script, calibrated on `<weights>/../images/train` and checked
+    /// for top-1 agreement on `<weights>/../images/dev`.
+    /// How often our ImageNet top-1 equals onnxruntime FP32's on the peer script's agreement photos (same tensors).
+    func agreement(of network: EfficientNetLite0, dump: String) throws -> Double? {
+        struct Reference: Decodable { var top1: [Int] }
+        guard let data = FileManager.default.contents(atPath: dump + ".f32"),
+              let json = FileManager.default.contents(atPath: dump + ".json"),
+              let reference = try? JSONDecoder().decode(Reference.self, from: json),
+              !reference.top1.isEmpty, data.count == reference.top1.count * 224 * 224 * 3 * 4 else { return nil }
+        let values = floats(data), size = 224 * 224 * 3
+        var agree = 0
+        for (i, want) in reference.top1.enumerated() {
+            let image = FloatImage(width: 224, height: 224, channels: 3, values: Array(values[(i * size)..<((i + 1) * size)]))
+            if network.topClasses(logits: try network.forward([image])[0].logits, k: 1)[0].index == want { agree += 1 }
+        }
+        return Double(agree) / Double(reference.top1.count)
+    }
+
+    func runPeers(referenceDir: String, dump: String) -> ([PeerResult]?, String?) {
+        let script = ((ortScript as NSString).deletingLastPathComponent as NSString).appendingPathComponent("int8_peers.py")
+        let images = ((weights as NSString).deletingLastPathComponent as NSString).appendingPathComponent("images")
+        let safetensors = (weights as NSString).appendingPathComponent("efficientnet_lite0.safetensors")
+        for (path, what) in [(script, "peer script"), (safetensors, "safetensors weights"), (images + "/train", "training photos")]
+        where !FileManager.default.fileExists(atPath: path) {
+            return (nil, "not run: \(what) not found at \(path)")
+        }
+        let result = runProcess([python, script, "--safetensors", safetensors,
+                                 "--input", (referenceDir as NSString).appendingPathComponent("input_224.f32"),
+                                 "--calibration", images + "/train", "--agreement", images + "/dev",
+                                 "--runs", String(runs), "--warmup", String(warmup), "--dump", dump])
+        let rows = result.stdout.split(separator: "\n").compactMap { try? JSONDecoder().decode(PeerResult.self, from: Data($0.utf8)) }
+        guard result.status == 0, !rows.isEmpty else {
+            return (nil, "failed (exit \(result.status)): \(result.stderr.suffix(400))")
+        }
+        return (rows, nil)
+    }
+
     func printText(_ r: BenchReport) {
         let m = r.machine
         print("machine     \(m.cpu), \(m.cores) cores")
@@ -202,6 +252,9 @@ struct BenchCommand: AsyncParsableCommand {
         var notes = "batch \(o.batch), \(o.runs) runs after \(o.warmup) warm-up, 1 thread"
         if o.batch > 1 { notes += String(format: ", %.3f ms/image", o.perImageP50Ms) }
         if let p = o.parity { notes += String(format: "; max |logit diff| %.2e, top-5 %@", p.maxAbsLogitDiff, p.top5MatchesReference ? "matches" : "DIFFERS") }
+        if let a = r.top1AgreementWithOnnxruntime, let n = r.peers?.first?.agreement_photos {
+            notes += String(format: "; ImageNet top-1 agrees with onnxruntime FP32 on %.1f %% of %d dev photos", 100 * a, n)
+        }
         print(Output.pad("foodmoment", 14) + fmt(o.p50Ms) + fmt(o.p95Ms) + fmt(o.minMs) + "  " + notes)
         if let ort = r.onnxruntime {
             print(Output.pad("onnxruntime", 14) + fmt(ort.median_ms) + fmt(ort.p95_ms) + fmt(ort.min_ms) +
@@ -209,6 +262,19 @@ struct BenchCommand: AsyncParsableCommand {
                          ort.top5_matches_reference ? "matches" : "DIFFERS"))
         } else {
             print(Output.pad("onnxruntime", 14) + "  " + (r.onnxruntimeNote ?? "not run"))
+        }
+        if let peers = r.peers {
+            for p in peers {
+                guard let median = p.median_ms, let fastest = p.min_ms else {
+                    print(Output.pad(p.engine, 14) + "  " + (p.note ?? "not run"))
+                    continue
+                }
+                print(Output.pad(p.engine, 24) + fmt(median) + Output.padLeft("", 9) + fmt(fastest)
+                      + String(format: "  ours / it %.2f (p50); ImageNet top-1 agrees with onnxruntime FP32 on %.1f %% of %d dev photos",
+                               r.foodmoment.perImageP50Ms / median, 100 * (p.top1_agreement_with_ort_fp32 ?? 0), p.agreement_photos ?? 0))
+            }
+        } else if let note = r.peersNote {
+            print(Output.pad("int8 peers", 14) + "  " + note)
         }
         if let layers = r.layers {
             print("")
@@ -293,4 +359,21 @@ struct BenchReport: Encodable {
     var ratio: Double?
     /// FoodMoment fastest run per image / onnxruntime fastest run.
     var ratioOfMinimums: Double?
+    /// `--peers`: the reduced-precision engines, one row each.
+    var peers: [PeerResult]?
+    var peersNote: String?
+    /// `--peers`: the share of the peer script's agreement photos where our ImageNet top-1 is onnxruntime FP32's.
+    var top1AgreementWithOnnxruntime: Double?
+}
+
+/// One engine of tools/onnx/int8_peers.py (a row without times is a note, e.g. OpenVINO not installed).
+struct PeerResult: Codable {
+    var engine: String
+    var version: String?
+    var median_ms: Double?
+    var min_ms: Double?
+    var top1_agreement_with_ort_fp32: Double?
+    var agreement_photos: Int?
+    var calibration_photos: Int?
+    var note: String?
 }

@@ -61,6 +61,8 @@ def main():
     ap.add_argument('--agreement-photos', type=int, default=200)
     ap.add_argument('--runs', type=int, default=50)
     ap.add_argument('--warmup', type=int, default=10)
+    ap.add_argument('--dump', help='write the agreement inputs (NHWC float32, one after another) to DUMP.f32 and '
+                                   'onnxruntime FP32\'s top-1 of each to DUMP.json, for `foodmoment dev bench --peers`')
     args = ap.parse_args()
 
     import onnx
@@ -119,6 +121,10 @@ def main():
     agreement = [p for p in photos(args.agreement, args.agreement_photos)]
     inputs = [tensor(p) for p in agreement]
     reference = [int(np.argmax(engines[0][2](t))) for t in inputs]
+    if args.dump:
+        np.concatenate([t.transpose(0, 2, 3, 1).ravel() for t in inputs]).astype('<f4').tofile(args.dump + '.f32')
+        with open(args.dump + '.json', 'w') as f:
+            json.dump({'top1': reference, 'photos': agreement}, f)
     for name, version, run in engines:
         for _ in range(args.warmup):
             run(x)
