@@ -1,19 +1,10 @@
 #include "fm_kernels.h"
+#include "fm_panels.h"
 #include <string.h>
-
-#define FM_NR 32
-#define FM_MR 8
-
-static int panel_width(int n, int panel) {
-    int full = n / FM_NR, rem = n % FM_NR;
-    return (panel == full && rem > 0 && rem <= FM_NR / 2) ? FM_NR / 2 : FM_NR;
-}
-
-static int panel_count(int n) { return (n + FM_NR - 1) / FM_NR; }
 
 long fm_bf16_packed_count(int n, int k) {
     long pairs = (k + 1) / 2, total = 0;
-    for (int p = 0; p < panel_count(n); p++) total += pairs * 2 * panel_width(n, p);
+    for (int p = 0; p < fm_panel_count(n); p++) total += pairs * 2 * fm_panel_width(n, p);
     return total;
 }
 
@@ -32,8 +23,8 @@ uint16_t fm_bf16_round(float value) {
 void fm_bf16_pack(const float *w, int n, int k, uint16_t *dst) {
     long pairs = (k + 1) / 2;
     uint16_t *out = dst;
-    for (int p = 0; p < panel_count(n); p++) {
-        int width = panel_width(n, p), j0 = p * FM_NR;
+    for (int p = 0; p < fm_panel_count(n); p++) {
+        int width = fm_panel_width(n, p), j0 = p * FM_NR;
         for (long q = 0; q < pairs; q++) {
             for (int col = 0; col < width; col++) {
                 int j = j0 + col;
@@ -144,14 +135,14 @@ void fm_gemm_bf16(int m, int n, int k, const float *a, int lda, const uint16_t *
     int astride = (2 * pairs + 31) / 32 * 32;
     int mc = FM_A_SCRATCH / astride / FM_MR * FM_MR;
     if (mc < FM_MR) mc = FM_MR; // k > 2048 never occurs in these networks; guarded anyway below
-    int panels = panel_count(n);
+    int panels = fm_panel_count(n);
     for (int i0 = 0; i0 < m; i0 += mc) {
         int rowsBlock = m - i0 < mc ? m - i0 : mc;
         if ((long)rowsBlock * astride > FM_A_SCRATCH) return; // cannot happen for k <= 2048 (checked by the caller)
         convert_rows(a + (long)i0 * lda, lda, rowsBlock, k, scratch, astride);
         const uint16_t *bp = packed;
         for (int p = 0; p < panels; p++) {
-            int width = panel_width(n, p), j0 = p * FM_NR;
+            int width = fm_panel_width(n, p), j0 = p * FM_NR;
             int cols = n - j0 < width ? n - j0 : width;
             __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
             __mmask16 m1 = cols >= 32 ? 0xffff : (cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1) : 0);

@@ -8,9 +8,15 @@ import Foundation
 public enum InferencePrecision: String, Sendable, CaseIterable, Codable {
     case fp32
     case bf16
+    /// The layers with at least `INT8Panels.minInputChannels` inputs and `minOutputChannels` outputs in 8-bit
+    /// integers (weights per output channel, activations per pixel over their own range, quantised as the layer runs;
+    /// AVX-512 VNNI `vpdpbusd`), the smaller ones (where quantising the rows costs more than it saves) in BF16.
+    case int8
 
     /// Whether this CPU runs the BF16 kernel (AVX-512 F, BW, VL and BF16).
     public static let bf16Supported: Bool = fm_bf16_supported() != 0
+    /// Whether this CPU runs the INT8 kernel (AVX-512 F, BW, VL and VNNI).
+    public static let int8Supported: Bool = fm_vnni_supported() != 0
 
     /// What inference uses unless told otherwise: `FOODMOMENT_PRECISION` (`fp32` or `bf16`) when set, else `bf16`
     /// where the CPU has it, else `fp32`. Training and the parity tests ask for `fp32` explicitly.
@@ -19,8 +25,59 @@ public enum InferencePrecision: String, Sendable, CaseIterable, Codable {
         return (asked ?? .bf16).available
     }()
 
-    /// This precision where the CPU runs it, else `fp32`.
-    public var available: InferencePrecision { self == .bf16 && !Self.bf16Supported ? .fp32 : self }
+    /// Whether `.int8` runs a 1x1 convolution of this shape in INT8 (the others run in BF16).
+    public static func int8Runs(inChannels: Int, outChannels: Int) -> Bool {
+        INT8Panels.applies(inChannels: inChannels, outChannels: outChannels)
+    }
+
+    /// This precision where the CPU runs it, else `fp32` (`int8` without BF16 keeps its small layers in FP32).
+    public var available: InferencePrecision {
+        switch self {
+        case .fp32: .fp32
+        case .bf16: Self.bf16Supported ? .bf16 : .fp32
+        case .int8: Self.int8Supported ? .int8 : Self.bf16Supported ? .bf16 : .fp32
+        }
+    }
+}
+
+/// 1x1-convolution weights quantised per output channel for `fm_gemm_int8`, with scales, sums and bias padded to
+/// whole panels.
+final class INT8Panels: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<Int8>
+    let scales: FloatBuffer
+    let sums: UnsafeMutablePointer<Int32>
+    let bias: FloatBuffer
+
+    /// Below these the BF16 (or FP32) kernel is faster: quantising each row costs two passes and two reductions,
+    /// which a short row or a narrow layer does not repay (`bench --gemm`: 784,144,24 197 vs 284 GOP/s in BF16;
+    /// 196,240,192 635 vs 484).
+    static let minInputChannels = 128, minOutputChannels = 64
+    /// The kernel quantises a block of at least 8 rows at a time into a fixed scratch of 32 KB.
+    static let maxInputChannels = 4096
+
+    static func applies(inChannels k: Int, outChannels n: Int) -> Bool {
+        k >= minInputChannels && n >= minOutputChannels && k <= maxInputChannels
+    }
+
+    init(weightsOI: [Float], bias: [Float]?, inChannels k: Int, outChannels n: Int) {
+        let count = fm_int8_packed_count(Int32(n), Int32(k))
+        let padded = (n + 31) / 32 * 32
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 64)
+        let packed = raw.bindMemory(to: Int8.self, capacity: max(count, 1))
+        let sums = UnsafeMutablePointer<Int32>.allocate(capacity: padded)
+        let scales = FloatBuffer(count: padded)
+        weightsOI.withUnsafeBufferPointer { fm_int8_pack($0.baseAddress!, Int32(n), Int32(k), packed, scales.pointer, sums) }
+        pointer = packed
+        self.sums = sums
+        self.scales = scales
+        self.bias = FloatBuffer(count: padded)
+        if let bias { for j in 0..<n { self.bias.pointer[j] = bias[j] } }
+    }
+
+    deinit {
+        UnsafeMutableRawPointer(pointer).deallocate()
+        sums.deallocate()
+    }
 }
 
 /// 1x1-convolution weights in bfloat16 pairs for `fm_gemm_bf16`, with the bias padded to whole panels.
@@ -131,10 +188,11 @@ package struct PackedGemmWeights: @unchecked Sendable {
     package let kernel: GemmKernel
     let panels: FloatBuffer
     let bias: FloatBuffer
-    /// Set when the layer runs in BF16 (`precision`); then the float panels are empty.
+    /// Set when the layer runs in BF16 or INT8 (`precision`); then the float panels are empty.
     let bf16: BF16Panels?
+    let int8: INT8Panels?
     /// The arithmetic `gemm` runs with these weights.
-    package var precision: InferencePrecision { bf16 == nil ? .fp32 : .bf16 }
+    package var precision: InferencePrecision { int8 != nil ? .int8 : bf16 != nil ? .bf16 : .fp32 }
 
     /// Panels of the full tile width; a remainder of at most half a tile goes in one half-width panel
     /// (most layers here have N = 16 mod 32, which would otherwise waste half of their last tile).
@@ -145,7 +203,11 @@ package struct PackedGemmWeights: @unchecked Sendable {
     func panelWidth(_ panel: Int) -> Int { panel == fullPanels && halfLast ? kernel.columns / 2 : kernel.columns }
 
     /// `weightsOI` is row-major `[N][K]` (PyTorch's `[out, in]`); `bias` has `N` values or is nil for zero.
-    /// `precision` `.bf16` takes effect where the CPU runs it and K is at most `BF16Panels.maxInputChannels`.
+    /// BF16 runs where the CPU has it (for `.bf16`, and for the small layers of `.int8`).
+    static let bf16Usable = InferencePrecision.bf16Supported
+
+    /// `precision` `.bf16` takes effect where the CPU runs it and K is at most `BF16Panels.maxInputChannels`; `.int8`
+    /// for the layers `INT8Panels.applies` to.
     package init(weightsOI: [Float], bias: [Float]?, inChannels k: Int, outChannels n: Int, kernel: GemmKernel,
                  precision: InferencePrecision = .fp32) {
         precondition(weightsOI.count == n * k, "PackedGemmWeights: \(weightsOI.count) weights for \(n)x\(k)")
@@ -153,7 +215,16 @@ package struct PackedGemmWeights: @unchecked Sendable {
         self.k = k
         self.n = n
         self.kernel = kernel
-        if precision.available == .bf16, k <= BF16Panels.maxInputChannels {
+        let available = precision.available
+        if available == .int8, INT8Panels.applies(inChannels: k, outChannels: n) {
+            int8 = INT8Panels(weightsOI: weightsOI, bias: bias, inChannels: k, outChannels: n)
+            bf16 = nil
+            panels = FloatBuffer(count: 0)
+            self.bias = FloatBuffer(count: 0)
+            return
+        }
+        int8 = nil
+        if available != .fp32, Self.bf16Usable, k <= BF16Panels.maxInputChannels {
             bf16 = BF16Panels(weightsOI: weightsOI, bias: bias, inChannels: k, outChannels: n)
             panels = FloatBuffer(count: 0)
             self.bias = FloatBuffer(count: 0)
@@ -189,6 +260,11 @@ package struct PackedGemmWeights: @unchecked Sendable {
 package func gemm(m: Int, a: UnsafePointer<Float>, lda: Int, weights w: PackedGemmWeights,
           c: UnsafeMutablePointer<Float>, ldc: Int, relu6: Bool,
           residual: UnsafePointer<Float>?, ldr: Int) {
+    if let q = w.int8 {
+        fm_gemm_int8(Int32(m), Int32(w.n), Int32(w.k), a, Int32(lda), q.pointer, q.scales.pointer, q.sums, q.bias.pointer, c,
+                     Int32(ldc), residual, Int32(ldr), relu6 ? 1 : 0)
+        return
+    }
     if let b = w.bf16 {
         fm_gemm_bf16(Int32(m), Int32(w.n), Int32(w.k), a, Int32(lda), b.pointer, b.bias.pointer, c, Int32(ldc), residual, Int32(ldr),
                      relu6 ? 1 : 0)
@@ -339,3 +415,14 @@ let gemmPrefetchDistance = 2048
 /// `value` rounded to bfloat16 (nearest, ties to even; NaN stays NaN, subnormals become zero), as a Float: what the
 /// BF16 layers multiply.
 func bf16Rounded(_ value: Float) -> Float { Float(bitPattern: UInt32(fm_bf16_round(value)) << 16) }
+
+/// A row quantised as the INT8 layers quantise each pixel's inputs: the bytes, the scale and the zero point
+/// (`value ≈ scale * (byte - zero)`).
+func int8QuantizedRow(_ row: [Float]) -> (bytes: [UInt8], scale: Float, zero: Int) {
+    var bytes = [UInt8](repeating: 0, count: row.count)
+    var zero: Int32 = 0
+    let scale = row.withUnsafeBufferPointer { r in
+        bytes.withUnsafeMutableBufferPointer { fm_int8_quantize_row(r.baseAddress!, Int32(row.count), $0.baseAddress!, &zero) }
+    }
+    return (bytes, scale, Int(zero))
+}

@@ -94,11 +94,18 @@ struct BenchCommand: AsyncParsableCommand {
                 let rate = kernel.measureGFLOPS(m: dims[0], k: dims[1], n: dims[2], runs: runs)
                 print(Output.pad(kernel.rawValue, 14) + String(format: "%8.1f GFLOP/s (best of %d)", rate, runs))
             }
-            if InferencePrecision.bf16Supported {
-                let rate = GemmKernel.fastest.measureGFLOPS(m: dims[0], k: dims[1], n: dims[2], runs: runs, precision: .bf16)
-                print(Output.pad("bf16", 14) + String(format: "%8.1f GFLOP/s (best of %d)", rate, runs))
-            } else {
-                print(Output.pad("bf16", 14) + "  not run: this CPU has no AVX-512 BF16")
+            for (precision, supported, unit, missing) in [(InferencePrecision.bf16, InferencePrecision.bf16Supported, "GFLOP/s", "BF16"),
+                                                          (.int8, InferencePrecision.int8Supported, "GOP/s", "VNNI")] {
+                guard supported else {
+                    print(Output.pad(precision.rawValue, 14) + "  not run: this CPU has no AVX-512 \(missing)")
+                    continue
+                }
+                let rate = GemmKernel.fastest.measureGFLOPS(m: dims[0], k: dims[1], n: dims[2], runs: runs, precision: precision)
+                var note = ""
+                if precision == .int8, !InferencePrecision.int8Runs(inChannels: dims[1], outChannels: dims[2]) {
+                    note = " — BF16's rate: int8 runs a layer this narrow in BF16"
+                }
+                print(Output.pad(precision.rawValue, 14) + String(format: "%8.1f %@ (best of %d)", rate, unit, runs) + note)
             }
             return
         }
