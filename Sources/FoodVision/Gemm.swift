@@ -18,8 +18,9 @@ public enum InferencePrecision: String, Sendable, CaseIterable, Codable {
     /// Whether this CPU runs the INT8 kernel (AVX-512 F, BW, VL and VNNI).
     public static let int8Supported: Bool = fm_vnni_supported() != 0
 
-    /// What inference uses unless told otherwise: `FOODMOMENT_PRECISION` (`fp32` or `bf16`) when set, else `bf16`
-    /// where the CPU has it, else `fp32`. Training and the parity tests ask for `fp32` explicitly.
+    /// What inference uses unless told otherwise: `FOODMOMENT_PRECISION` (`fp32`, `bf16` or `int8`) when set, else
+    /// `bf16` where the CPU has it, else `fp32`. `int8` is not the default: it moves box mAP on ECUSTFD dev by 0.015
+    /// (docs/benchmarks.md). The parity tests ask for `fp32` explicitly; fine-tuning's own GEMMs are always FP32.
     public static let automatic: InferencePrecision = {
         let asked = ProcessInfo.processInfo.environment["FOODMOMENT_PRECISION"].flatMap(InferencePrecision.init(rawValue:))
         return (asked ?? .bf16).available

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import FoodVision
 
 /// The `foodmoment` command: meal photos in, foods, grams, nutrition and a meal diary out.
 struct FoodMomentCommand: AsyncParsableCommand {
@@ -35,6 +36,12 @@ enum Main {
     static func main() async {
         if let hint = CommandSuggestion.message(arguments: Array(CommandLine.arguments.dropFirst())) {
             FileHandle.standardError.write(Data("error: \(hint)\n".utf8))
+            Foundation.exit(Exit.usage.rawValue)
+        }
+        if let asked = ProcessInfo.processInfo.environment["FOODMOMENT_PRECISION"], !asked.isEmpty,
+           InferencePrecision(rawValue: asked) == nil {
+            let choices = InferencePrecision.allCases.map(\.rawValue).joined(separator: ", ")
+            FileHandle.standardError.write(Data("error: FOODMOMENT_PRECISION=\(asked) is not one of \(choices); unset it for the default (bf16 where the CPU has it)\n".utf8))
             Foundation.exit(Exit.usage.rawValue)
         }
         do {
