@@ -95,20 +95,8 @@ static inline void tile(const int ROWS, const int TWO, int pairs, const uint16_t
             if (TWO) acc1[r] = _mm512_dpbf16_ps(acc1[r], x, w1);
         }
     }
-    __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
-    for (int r = 0; r < ROWS; r++) {
-        __m512 v0 = acc0[r], v1 = acc1[r];
-        if (res) {
-            v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, res + (long)r * ldr));
-            if (TWO) v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, res + (long)r * ldr + 16));
-        }
-        if (relu6) {
-            v0 = _mm512_min_ps(_mm512_max_ps(v0, zero), six);
-            if (TWO) v1 = _mm512_min_ps(_mm512_max_ps(v1, zero), six);
-        }
-        _mm512_mask_storeu_ps(c + (long)r * ldc, m0, v0);
-        if (TWO) _mm512_mask_storeu_ps(c + (long)r * ldc + 16, m1, v1);
-    }
+    for (int r = 0; r < ROWS; r++)
+        fm_store_row(acc0[r], acc1[r], TWO, res ? res + (long)r * ldr : 0, relu6, c + (long)r * ldc, m0, m1);
 }
 
 FM_BF16_TARGET
@@ -144,8 +132,7 @@ void fm_gemm_bf16(int m, int n, int k, const float *a, int lda, const uint16_t *
         for (int p = 0; p < panels; p++) {
             int width = fm_panel_width(n, p), j0 = p * FM_NR;
             int cols = n - j0 < width ? n - j0 : width;
-            __mmask16 m0 = cols >= 16 ? 0xffff : (__mmask16)((1u << cols) - 1);
-            __mmask16 m1 = cols >= 32 ? 0xffff : (cols > 16 ? (__mmask16)((1u << (cols - 16)) - 1) : 0);
+            __mmask16 m0 = fm_lanes(cols), m1 = fm_lanes(cols - 16);
             int two = width == FM_NR;
             for (int r0 = 0; r0 < rowsBlock; r0 += FM_MR) {
                 int rows = rowsBlock - r0 < FM_MR ? rowsBlock - r0 : FM_MR;

@@ -72,7 +72,6 @@ int fm_vnni_supported(void) {
 #define FM_Q_SCRATCH 32768
 #define FM_Q_ROWS (FM_Q_SCRATCH / 64)
 
-static inline __mmask16 lanes(int left) { return left >= 16 ? 0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1); }
 
 // Each row over its own range, as fm_int8_quantize_row does it (same float operations, same rounding), padded with
 // zero bytes to `stride`.
@@ -82,7 +81,7 @@ static void quantize_rows(const float *a, int lda, int rows, int k, uint8_t *dst
         const float *src = a + (long)r * lda;
         __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
         for (int kk = 0; kk < k; kk += 16) {
-            __m512 v = _mm512_maskz_loadu_ps(lanes(k - kk), src + kk); // masked lanes read 0, inside the range anyway
+            __m512 v = _mm512_maskz_loadu_ps(fm_lanes(k - kk), src + kk); // masked lanes read 0, inside the range anyway
             lo = _mm512_min_ps(lo, v);
             hi = _mm512_max_ps(hi, v);
         }
@@ -94,7 +93,7 @@ static void quantize_rows(const float *a, int lda, int rows, int k, uint8_t *dst
         __m512i z = _mm512_set1_epi32(zero), top = _mm512_set1_epi32(255), bottom = _mm512_setzero_si512();
         uint8_t *out = dst + (long)r * stride;
         for (int kk = 0; kk < stride; kk += 16) {
-            __mmask16 m = lanes(k - kk);
+            __mmask16 m = fm_lanes(k - kk);
             __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, src + kk), inv)), z);
             q = _mm512_maskz_mov_epi32(m, _mm512_min_epi32(_mm512_max_epi32(q, bottom), top));
             _mm_storeu_si128((__m128i *)(out + kk), _mm512_cvtepi32_epi8(q));
@@ -124,25 +123,15 @@ static inline void tile(const int ROWS, const int TWO, int quads, const uint8_t 
     __m512 s0 = _mm512_loadu_ps(scales), s1 = TWO ? _mm512_loadu_ps(scales + 16) : s0;
     __m512i u0 = _mm512_loadu_si512((const void *)sums), u1 = TWO ? _mm512_loadu_si512((const void *)(sums + 16)) : u0;
     __m512 b0 = _mm512_loadu_ps(bias), b1 = TWO ? _mm512_loadu_ps(bias + 16) : b0;
-    __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
     for (int r = 0; r < ROWS; r++) {
         __m512i z = _mm512_set1_epi32(rowZero[r]);
         __m512 sr = _mm512_set1_ps(rowScale[r]);
         __m512 v0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc0[r], _mm512_mullo_epi32(z, u0))),
                                     _mm512_mul_ps(sr, s0), b0);
-        __m512 v1 = zero;
+        __m512 v1 = _mm512_setzero_ps();
         if (TWO) v1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc1[r], _mm512_mullo_epi32(z, u1))),
                                       _mm512_mul_ps(sr, s1), b1);
-        if (res) {
-            v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, res + (long)r * ldr));
-            if (TWO) v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, res + (long)r * ldr + 16));
-        }
-        if (relu6) {
-            v0 = _mm512_min_ps(_mm512_max_ps(v0, zero), six);
-            if (TWO) v1 = _mm512_min_ps(_mm512_max_ps(v1, zero), six);
-        }
-        _mm512_mask_storeu_ps(c + (long)r * ldc, m0, v0);
-        if (TWO) _mm512_mask_storeu_ps(c + (long)r * ldc + 16, m1, v1);
+        fm_store_row(v0, v1, TWO, res ? res + (long)r * ldr : 0, relu6, c + (long)r * ldc, m0, m1);
     }
 }
 
@@ -181,7 +170,7 @@ void fm_gemm_int8(int m, int n, int k, const float *a, int lda, const int8_t *pa
         for (int p = 0; p < panels; p++) {
             int width = fm_panel_width(n, p), j0 = p * FM_NR;
             int cols = n - j0 < width ? n - j0 : width;
-            __mmask16 m0 = lanes(cols), m1 = lanes(cols - 16);
+            __mmask16 m0 = fm_lanes(cols), m1 = fm_lanes(cols - 16);
             int two = width == FM_NR;
             for (int r0 = 0; r0 < rowsBlock; r0 += FM_MR) {
                 int rows = rowsBlock - r0 < FM_MR ? rowsBlock - r0 : FM_MR;
