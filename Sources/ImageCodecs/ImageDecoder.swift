@@ -351,3 +351,45 @@ public enum ImageDecoder {
         return bytes
     }
 }
+
+/// The two 1/8 JPEG decoders one at a time, for the fast decoder's tests and its differential fuzz target:
+/// `fm_jpeg_decode_rgb` tries the fast one first, so the product never shows which one ran.
+package enum JPEGEighthDecoders {
+    /// The 1/8 output size libjpeg-turbo computes, or nil when it cannot read the header.
+    static func outputSize(_ bytes: [UInt8], maxPixels: Int) -> Int? {
+        var report = fm_report()
+        var info = fm_jpeg_info()
+        let status = bytes.withUnsafeBufferPointer { fm_jpeg_info_read($0.baseAddress, $0.count, 1, &info, &report) }
+        guard status == FM_OK, info.out_width > 0, info.out_height > 0,
+              Int(info.out_width) * Int(info.out_height) <= maxPixels else { return nil }
+        return Int(info.out_width) * Int(info.out_height) * 3
+    }
+
+    /// The fast decoder's pixels, or nil when it declines the file.
+    package static func fast(_ bytes: [UInt8], maxPixels: Int = 50_000_000) -> [UInt8]? {
+        guard !bytes.isEmpty, let size = outputSize(bytes, maxPixels: maxPixels) else { return nil }
+        var w: UInt32 = 0, h: UInt32 = 0, ok: Int32 = 0
+        let pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            buffer.initialize(repeating: 0)
+            ok = bytes.withUnsafeBufferPointer { fm_jpeg_decode_eighth_fast($0.baseAddress, $0.count, buffer.baseAddress, size, &w, &h) }
+            count = size
+        }
+        return ok == 1 ? pixels : nil
+    }
+
+    /// libjpeg-turbo's pixels at 1/8 and whether it decoded without an error or a warning; nil when it cannot start.
+    package static func libjpeg(_ bytes: [UInt8], maxPixels: Int = 50_000_000) -> (pixels: [UInt8], clean: Bool)? {
+        guard !bytes.isEmpty, let size = outputSize(bytes, maxPixels: maxPixels) else { return nil }
+        var w: UInt32 = 0, h: UInt32 = 0
+        var report = fm_report()
+        var status = FM_OK
+        let pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            buffer.initialize(repeating: 0)
+            status = bytes.withUnsafeBufferPointer {
+                fm_jpeg_decode_rgb_libjpeg($0.baseAddress, $0.count, 1, 0, 0, buffer.baseAddress, size, &w, &h, &report)
+            }
+            count = size
+        }
+        return (pixels, status == FM_OK && report.warning_count == 0)
+    }
+}

@@ -48,6 +48,21 @@ fm_status fm_jpeg_decode_rgb(const uint8_t *data, size_t size, int scale_num, in
                              uint8_t *out, size_t out_size, uint32_t *out_width, uint32_t *out_height,
                              fm_report *report);
 
+/// `fm_jpeg_decode_rgb` decodes a 1/8 request for a baseline 4:2:0 YCbCr JPEG with its own decoder
+/// (`fm_jpeg_decode_eighth_fast`: the same pixels as libjpeg-turbo, the luminance AC coefficients skipped unread) and
+/// everything else, or anything that decoder declines, with libjpeg-turbo. `FOODMOMENT_JPEG_FAST=0` turns it off.
+int fm_jpeg_fast_enabled(void);
+
+/// 1 when it decoded `data` at 1/8 into `out` (`out_size` must be the 1/8 size times 3); 0 when it declines — the file
+/// is another kind, or anything in it would make libjpeg-turbo fail or warn — leaving `out` in an unspecified state.
+int fm_jpeg_decode_eighth_fast(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
+                               uint32_t *out_width, uint32_t *out_height);
+
+/// `fm_jpeg_decode_rgb` through libjpeg-turbo alone (the reference for the fast decoder's tests and fuzzing).
+fm_status fm_jpeg_decode_rgb_libjpeg(const uint8_t *data, size_t size, int scale_num, int max_scans, int64_t budget_ns,
+                                     uint8_t *out, size_t out_size, uint32_t *out_width, uint32_t *out_height,
+                                     fm_report *report);
+
 /// Encodes RGB8 pixels to a baseline JPEG (quality 1...100). On success `*out` is malloc'ed; free with fm_free.
 fm_status fm_jpeg_encode_rgb(const uint8_t *pixels, uint32_t width, uint32_t height, int quality,
                              uint8_t **out, size_t *out_size, fm_report *report);
