@@ -1,6 +1,7 @@
 #include "fm_image_shims.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 // A decoder for the one case stage 1 decodes most: a baseline 4:2:0 YCbCr JPEG scaled to 1/8. libjpeg-turbo spends
@@ -15,7 +16,7 @@
 // it return 0 without a word, and the caller decodes with libjpeg-turbo, which then reports what it reports.
 //
 // Untrusted input: every read goes through a bounds check on the input; table indices are masked or range-checked;
-// coefficient positions are checked before each store. No allocation.
+// coefficient positions are checked before each store. One allocation (its tables), freed before it returns.
 
 enum { LOOK = 9, SKIP = 14 };
 
@@ -26,10 +27,6 @@ typedef struct {
     int32_t maxcode[18];           // the largest code of each length (-1: none), for longer codes
     int32_t valoffset[18];
     uint8_t vals[256];
-    // For skipping luminance AC symbols: what a 14-bit window holds completely (codes and value bits):
-    // bits used (0 = not one whole symbol) | coefficients advanced << 5 | ends with end-of-block << 13.
-    uint16_t skip[1 << SKIP];
-    int skip_built;
 } fm_huff;
 
 typedef struct {
@@ -50,6 +47,9 @@ typedef struct {
     int td[3], ta[3];
     unsigned restart;
     int saw_jfif, saw_adobe;
+    // For skipping the luminance AC symbols: what a 14-bit window holds completely (codes and value bits):
+    // bits used (0 = not one whole symbol) | coefficients advanced << 5 | ends with end-of-block << 13.
+    uint16_t skip[1 << SKIP];
 } fm_jpeg8;
 
 static const uint8_t fm_zigzag[64] = {
@@ -62,7 +62,6 @@ static const uint8_t fm_zigzag[64] = {
 // Canonical codes from the 16 counts (JPEG Annex C); 0 for a table libjpeg-turbo would refuse.
 static int fm_huff_build(fm_huff *h, const uint8_t counts[16], const uint8_t *vals, int total, int dc) {
     memset(h->look_len, 0, sizeof h->look_len);
-    h->skip_built = 0;
     if (total > 256) return 0;
     memcpy(h->vals, vals, (size_t)total);
     if (dc) {
@@ -112,7 +111,7 @@ static int fm_huff_peek(const fm_huff *h, uint32_t window, int avail, int *len) 
     return 0;
 }
 
-static void fm_huff_build_skip(fm_huff *h) {
+static void fm_huff_build_skip(const fm_huff *h, uint16_t skip[1 << SKIP]) {
     for (uint32_t v = 0; v < (1u << SKIP); v++) {
         int used = 0, advance = 0, eob = 0;
         for (;;) {
@@ -126,9 +125,8 @@ static void fm_huff_build_skip(fm_huff *h) {
             if (s == 0 && r != 15) { eob = 1; break; }
             advance += s ? r + 1 : 16;
         }
-        h->skip[v] = (uint16_t)(used | advance << 5 | eob << 13);
+        skip[v] = (uint16_t)(used | advance << 5 | eob << 13);
     }
-    h->skip_built = 1;
 }
 
 // ---- Bits ------------------------------------------------------------------------------------------------------------
@@ -214,12 +212,12 @@ static inline __attribute__((always_inline)) int fm_dc_diff(fm_bits *b, const fm
 // Skips a luminance block's AC symbols, as many as a 14-bit window holds at a time while none can reach the block's
 // end; one at a time near it, ending exactly where libjpeg-turbo ends (after coefficient 63 or an end-of-block).
 // The next window is taken before the refill, so the table lookups do not wait for the refill's load.
-static inline __attribute__((always_inline)) int fm_skip_ac(fm_bits *b, const fm_huff *h) {
+static inline __attribute__((always_inline)) int fm_skip_ac(fm_bits *b, const fm_huff *h, const uint16_t *skip) {
     fm_refill(b);
     uint32_t window = (uint32_t)(b->acc >> (64 - SKIP));
     int k = 1;
     for (;;) {
-        uint16_t e = h->skip[window];
+        uint16_t e = skip[window];
         int used = e & 31, advance = (e >> 5) & 255;
         if (__builtin_expect(used && k + advance < 64, 1)) {
             fm_drop(b, used);
@@ -448,43 +446,54 @@ static int fm_expect_marker(fm_bits *b, int expected) {
     return 1;
 }
 
+static int fm_decode(fm_jpeg8 *jp, const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
+                     uint32_t *out_width, uint32_t *out_height);
+
 int fm_jpeg_decode_eighth_fast(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                                uint32_t *out_width, uint32_t *out_height) {
-    static _Thread_local fm_jpeg8 j;
     if (!data || !out) return 0;
-    memset(&j, 0, sizeof j);
-    size_t start = fm_read_header(&j, data, size);
+    fm_jpeg8 *j = calloc(1, sizeof *j);   // its tables, about 45 KB
+    if (!j) return 0;
+    int ok = fm_decode(j, data, size, out, out_size, out_width, out_height);
+    free(j);
+    return ok;
+}
+
+static int fm_decode(fm_jpeg8 *jp, const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
+                     uint32_t *out_width, uint32_t *out_height) {
+    fm_jpeg8 *const j = jp;
+    size_t start = fm_read_header(j, data, size);
     if (start == 0) return 0;
-    uint32_t ow = (j.width + 7) / 8, oh = (j.height + 7) / 8;
+    uint32_t ow = (j->width + 7) / 8, oh = (j->height + 7) / 8;
     if ((size_t)ow * oh * 3 != out_size) return 0;
-    fm_huff *ya = &j.ac[j.ta[0]];
-    if (!ya->skip_built) fm_huff_build_skip(ya);
-    const uint16_t *qy = j.quant[j.tq[0]], *qb = j.quant[j.tq[1]], *qr = j.quant[j.tq[2]];
+    const fm_huff *ya = &j->ac[j->ta[0]];
+    fm_huff_build_skip(ya, j->skip);
+    const uint16_t *qy = j->quant[j->tq[0]], *qb = j->quant[j->tq[1]], *qr = j->quant[j->tq[2]];
     fm_ycc t;
     fm_ycc_tables(&t);
     fm_bits b = {data + start, data + size, 0, 0, 0, 0};
-    uint32_t mcux = (j.width + 15) / 16, mcuy = (j.height + 15) / 16;
+    uint32_t mcux = (j->width + 15) / 16, mcuy = (j->height + 15) / 16;
     int pred[3] = {0, 0, 0};
-    unsigned left = j.restart;
+    unsigned left = j->restart;
     int next_rst = 0;
     for (uint32_t my = 0; my < mcuy; my++) {
         for (uint32_t mx = 0; mx < mcux; mx++) {
-            if (j.restart) {
+            if (j->restart) {
                 if (left == 0) {
                     if (!fm_expect_marker(&b, 0xD0 + next_rst)) return 0;
                     next_rst = (next_rst + 1) & 7;
                     pred[0] = pred[1] = pred[2] = 0;
-                    left = j.restart;
+                    left = j->restart;
                 }
                 left--;
             }
             uint8_t y[4];
             for (int blk = 0; blk < 4; blk++) {
                 int diff;
-                if (!fm_dc_diff(&b, &j.dc[j.td[0]], &diff)) return 0;
+                if (!fm_dc_diff(&b, &j->dc[j->td[0]], &diff)) return 0;
                 pred[0] += diff;
                 if (pred[0] < -32768 || pred[0] > 32767) return 0;
-                if (!fm_skip_ac(&b, ya)) return 0;
+                if (!fm_skip_ac(&b, ya, j->skip)) return 0;
                 y[blk] = fm_idct_1x1(pred[0], qy[0]);
             }
             uint8_t cb[2][2], cr[2][2];
@@ -492,12 +501,12 @@ int fm_jpeg_decode_eighth_fast(const uint8_t *data, size_t size, uint8_t *out, s
                 int16_t coef[64];
                 memset(coef, 0, sizeof coef);
                 int diff;
-                if (!fm_dc_diff(&b, &j.dc[j.td[c]], &diff)) return 0;
+                if (!fm_dc_diff(&b, &j->dc[j->td[c]], &diff)) return 0;
                 pred[c] += diff;
                 if (pred[c] < -32768 || pred[c] > 32767) return 0;
                 coef[0] = (int16_t)pred[c];
                 int any = 0;
-                if (!fm_read_ac(&b, &j.ac[j.ta[c]], coef, &any)) return 0;
+                if (!fm_read_ac(&b, &j->ac[j->ta[c]], coef, &any)) return 0;
                 fm_idct_2x2(coef, c == 1 ? qb : qr, !any, c == 1 ? cb : cr);
             }
             if (b.n < b.fake) return 0;   // the data ran out inside this MCU
