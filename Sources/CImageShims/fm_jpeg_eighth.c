@@ -46,7 +46,7 @@ typedef struct {
     int ids[3], tq[3];
     int td[3], ta[3];
     unsigned restart;
-    int saw_jfif, saw_adobe;
+    int saw_jfif;
     // For skipping the luminance AC symbols: what a 14-bit window holds completely (codes and value bits):
     // bits used (0 = not one whole symbol) | coefficients advanced << 5 | ends with end-of-block << 13.
     uint16_t skip[1 << SKIP];
@@ -446,22 +446,8 @@ static int fm_expect_marker(fm_bits *b, int expected) {
     return 1;
 }
 
-static int fm_decode(fm_jpeg8 *jp, const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
-                     uint32_t *out_width, uint32_t *out_height);
-
-int fm_jpeg_decode_eighth_fast(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
-                               uint32_t *out_width, uint32_t *out_height) {
-    if (!data || !out) return 0;
-    fm_jpeg8 *j = calloc(1, sizeof *j);   // its tables, about 45 KB
-    if (!j) return 0;
-    int ok = fm_decode(j, data, size, out, out_size, out_width, out_height);
-    free(j);
-    return ok;
-}
-
-static int fm_decode(fm_jpeg8 *jp, const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
+static int fm_decode(fm_jpeg8 *j, const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                      uint32_t *out_width, uint32_t *out_height) {
-    fm_jpeg8 *const j = jp;
     size_t start = fm_read_header(j, data, size);
     if (start == 0) return 0;
     uint32_t ow = (j->width + 7) / 8, oh = (j->height + 7) / 8;
@@ -525,4 +511,14 @@ static int fm_decode(fm_jpeg8 *jp, const uint8_t *data, size_t size, uint8_t *ou
     *out_width = ow;
     *out_height = oh;
     return 1;
+}
+
+int fm_jpeg_decode_eighth_fast(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
+                               uint32_t *out_width, uint32_t *out_height) {
+    if (!data || !out) return 0;
+    fm_jpeg8 *j = calloc(1, sizeof *j);   // its tables, about 45 KB
+    if (!j) return 0;
+    int ok = fm_decode(j, data, size, out, out_size, out_width, out_height);
+    free(j);
+    return ok;
 }
