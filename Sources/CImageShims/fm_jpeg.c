@@ -136,10 +136,12 @@ fm_status fm_jpeg_info_read(const uint8_t *data, size_t size, int scale_num, fm_
 fm_status fm_jpeg_decode_rgb(const uint8_t *data, size_t size, int scale_num, int max_scans, int64_t budget_ns,
                              uint8_t *out, size_t out_size, uint32_t *out_width, uint32_t *out_height,
                              fm_report *report) {
-    fm_report_reset(report);
-    if (!data || size == 0 || !out || scale_num < 1 || scale_num > 8) return FM_ERR_ARGUMENT;
+    // The fast decoder checks its own arguments and declines bad ones, which libjpeg-turbo's path then refuses.
     if (scale_num == 1 && fm_jpeg_fast_enabled() &&
-        fm_jpeg_decode_eighth_fast(data, size, out, out_size, out_width, out_height)) return FM_OK;
+        fm_jpeg_decode_eighth_fast(data, size, out, out_size, out_width, out_height)) {
+        fm_report_reset(report);
+        return FM_OK;
+    }
     return fm_jpeg_decode_rgb_libjpeg(data, size, scale_num, max_scans, budget_ns, out, out_size, out_width, out_height,
                                       report);
 }

@@ -20,6 +20,12 @@ final class FloatBuffer: @unchecked Sendable {
         }
     }
 
+    /// `count` floats starting with `values` (nil: all zero), the rest zero: a bias padded to whole panels.
+    convenience init(count: Int, prefix values: [Float]?) {
+        self.init(count: count)
+        if let values { for (j, v) in values.prefix(count).enumerated() { pointer[j] = v } }
+    }
+
     var array: [Float] { Array(UnsafeBufferPointer(start: pointer, count: count)) }
 
     deinit { UnsafeMutableRawPointer(pointer).deallocate() }

@@ -71,8 +71,7 @@ final class INT8Panels: @unchecked Sendable {
         pointer = packed
         self.sums = sums
         self.scales = scales
-        self.bias = FloatBuffer(count: padded)
-        if let bias { for j in 0..<n { self.bias.pointer[j] = bias[j] } }
+        self.bias = FloatBuffer(count: padded, prefix: bias)
     }
 
     deinit {
@@ -95,8 +94,7 @@ final class BF16Panels: @unchecked Sendable {
         let packed = raw.bindMemory(to: UInt16.self, capacity: max(count, 1))
         weightsOI.withUnsafeBufferPointer { fm_bf16_pack($0.baseAddress!, Int32(n), Int32(k), packed) }
         pointer = packed
-        self.bias = FloatBuffer(count: (n + 31) / 32 * 32)
-        if let bias { for j in 0..<n { self.bias.pointer[j] = bias[j] } }
+        self.bias = FloatBuffer(count: (n + 31) / 32 * 32, prefix: bias)
     }
 
     deinit { UnsafeMutableRawPointer(pointer).deallocate() }
@@ -204,11 +202,8 @@ package struct PackedGemmWeights: @unchecked Sendable {
     func panelWidth(_ panel: Int) -> Int { panel == fullPanels && halfLast ? kernel.columns / 2 : kernel.columns }
 
     /// `weightsOI` is row-major `[N][K]` (PyTorch's `[out, in]`); `bias` has `N` values or is nil for zero.
-    /// BF16 runs where the CPU has it (for `.bf16`, and for the small layers of `.int8`).
-    static let bf16Usable = InferencePrecision.bf16Supported
-
     /// `precision` `.bf16` takes effect where the CPU runs it and K is at most `BF16Panels.maxInputChannels`; `.int8`
-    /// for the layers `INT8Panels.applies` to.
+    /// for the layers `INT8Panels.applies` to, BF16 (where the CPU has it) for the others.
     package init(weightsOI: [Float], bias: [Float]?, inChannels k: Int, outChannels n: Int, kernel: GemmKernel,
                  precision: InferencePrecision = .fp32) {
         precondition(weightsOI.count == n * k, "PackedGemmWeights: \(weightsOI.count) weights for \(n)x\(k)")
@@ -217,21 +212,15 @@ package struct PackedGemmWeights: @unchecked Sendable {
         self.n = n
         self.kernel = kernel
         let available = precision.available
-        if available == .int8, INT8Panels.applies(inChannels: k, outChannels: n) {
-            int8 = INT8Panels(weightsOI: weightsOI, bias: bias, inChannels: k, outChannels: n)
-            bf16 = nil
+        int8 = available == .int8 && INT8Panels.applies(inChannels: k, outChannels: n)
+            ? INT8Panels(weightsOI: weightsOI, bias: bias, inChannels: k, outChannels: n) : nil
+        bf16 = int8 == nil && available != .fp32 && InferencePrecision.bf16Supported && k <= BF16Panels.maxInputChannels
+            ? BF16Panels(weightsOI: weightsOI, bias: bias, inChannels: k, outChannels: n) : nil
+        if int8 != nil || bf16 != nil {
             panels = FloatBuffer(count: 0)
             self.bias = FloatBuffer(count: 0)
             return
         }
-        int8 = nil
-        if available != .fp32, Self.bf16Usable, k <= BF16Panels.maxInputChannels {
-            bf16 = BF16Panels(weightsOI: weightsOI, bias: bias, inChannels: k, outChannels: n)
-            panels = FloatBuffer(count: 0)
-            self.bias = FloatBuffer(count: 0)
-            return
-        }
-        bf16 = nil
         let nr = kernel.columns
         let panelCount = (n + nr - 1) / nr
         panels = FloatBuffer(count: panelCount * k * nr)

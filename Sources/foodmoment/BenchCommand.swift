@@ -59,7 +59,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Only time the GEMM kernels on an M,K,N product (e.g. 784,512,512) and print GFLOP/s.")
     var gemm: String?
 
-    @Option(help: "Arithmetic of the 1x1 convolutions: fp32 (the reference) or bf16 (AVX-512 BF16). Default: bf16 where the CPU has it (or FOODMOMENT_PRECISION).")
+    @Option(help: "Arithmetic of the 1x1 convolutions: fp32 (the reference), bf16 (AVX-512 BF16) or int8 (AVX-512 VNNI). Default: bf16 where the CPU has it (or FOODMOMENT_PRECISION).")
     var precision: InferencePrecision?
 
     @Flag(help: "Also time the reduced-precision engines a user could pick instead (tools/onnx/int8_peers.py: onnxruntime INT8, OpenVINO FP32/BF16/INT8; needs the training photos for calibration).")
@@ -210,8 +210,6 @@ struct BenchCommand: AsyncParsableCommand {
         return (parsed, nil)
     }
 
-    /// tools/onnx/int8_peers.py beside the onnxruntime script, calibrated on `<weights>/../images/train` and checked
-    /// for top-1 agreement on `<weights>/../images/dev`.
     /// How often our ImageNet top-1 equals onnxruntime FP32's on the peer script's agreement photos (same tensors).
     func agreement(of network: EfficientNetLite0, dump: String) throws -> Double? {
         struct Reference: Decodable { var top1: [Int] }
@@ -228,6 +226,8 @@ struct BenchCommand: AsyncParsableCommand {
         return Double(agree) / Double(reference.top1.count)
     }
 
+    /// tools/onnx/int8_peers.py beside the onnxruntime script, calibrated on `<weights>/../images/train` and checked
+    /// for top-1 agreement on `<weights>/../images/dev`; its agreement tensors go to `dump` for `agreement(of:dump:)`.
     func runPeers(referenceDir: String, dump: String) -> ([PeerResult]?, String?) {
         let script = ((ortScript as NSString).deletingLastPathComponent as NSString).appendingPathComponent("int8_peers.py")
         let images = ((weights as NSString).deletingLastPathComponent as NSString).appendingPathComponent("images")
