@@ -64,8 +64,7 @@ static void convert_rows(const float *a, int lda, int rows, int k, uint16_t *dst
         if (kk < stride) {
             // The tail and the pad to the stride: masked loads read zeros past k.
             int left = k - kk;
-            __mmask16 m0 = left >= 16 ? 0xffff : (__mmask16)((1u << (left > 0 ? left : 0)) - 1);
-            __mmask16 m1 = left >= 32 ? 0xffff : (left > 16 ? (__mmask16)((1u << (left - 16)) - 1) : 0);
+            __mmask16 m0 = fm_lanes(left), m1 = fm_lanes(left - 16);
             __m512 lo = _mm512_maskz_loadu_ps(m0, src + kk), hi = _mm512_maskz_loadu_ps(m1, src + kk + 16);
             int pad = stride - kk;
             __mmask32 ms = pad >= 32 ? 0xffffffffu : (__mmask32)((1u << pad) - 1);
