@@ -205,21 +205,42 @@ public final class PostgresStore: ServerStore {
     /// Retry-After, so a caller fails fast while PostgreSQL is down and the pool reconnects by itself.
     func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         do {
-            return try await withThrowingTaskGroup(of: T.self) { group in
-                group.addTask { try await body() }
-                group.addTask {
-                    try await Task.sleep(for: self.deadline)
-                    throw PostgresStoreError.deadline
-                }
-                defer { group.cancelAll() }
-                return try await group.next()!
-            }
+            return try await Self.first(body, within: deadline)
         } catch let error as PSQLError where error.code != .server || Self.isOutage(error) {
             throw Self.unavailable(error.code == .server ? "SQLSTATE \(error.serverInfo?[.sqlState] ?? "?")" : "\(error.code)")
         } catch PostgresStoreError.deadline {
-            throw Self.unavailable("no answer within \(deadline.components.seconds) s")
+            let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
+            logger.warning("a database call passed its deadline (\(seconds) s); answered 503 and left to finish")
+            throw Self.unavailable("no answer within \(seconds.formatted(.number.precision(.fractionLength(0...2)))) s")
         } catch is CancellationError {
             throw Self.unavailable("cancelled")
+        }
+    }
+
+    /// `body`'s answer, or `PostgresStoreError.deadline` once `limit` has passed. A task group would wait for its
+    /// children, and a query already on a connection does not stop when cancelled: one sent as PostgreSQL shuts down
+    /// can wait until the HTTP connection's idle timeout (a minute) instead of answering 503 within the deadline. So the
+    /// body runs in a task of its own, cancelled and left to finish on its own when the deadline wins.
+    static func first<T: Sendable>(_ body: @escaping @Sendable () async throws -> T, within limit: Duration) async throws -> T {
+        let work = Task { try await body() }
+        let answer = FirstAnswer<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let timer = Task {
+                    try await Task.sleep(for: limit)
+                    work.cancel()
+                    answer.give(.failure(PostgresStoreError.deadline))
+                }
+                answer.wait(continuation)
+                Task {
+                    let result = await work.result
+                    timer.cancel()
+                    answer.give(result)
+                }
+            }
+        } onCancel: {
+            work.cancel()
+            answer.give(.failure(CancellationError()))
         }
     }
 
@@ -241,7 +262,15 @@ public final class PostgresStore: ServerStore {
     }
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        try await run { try await self.client.withTransaction(logger: self.logger) { conn in try await body(conn) } }
+        try await run {
+            do {
+                return try await self.client.withTransaction(logger: self.logger) { conn in try await body(conn) }
+            } catch let error as PostgresTransactionError {
+                // PostgresNIO wraps whatever ended the transaction; unwrapped, a lost connection is a 503 and our own
+                // errors (no such meal) keep their status. A failed rollback adds nothing a caller could act on.
+                throw error.beginError ?? error.closureError ?? error.commitError ?? error
+            }
+        }
     }
 
     // MARK: - Accounts
@@ -719,5 +748,34 @@ struct PostgresDiary: Diary {
                 """).decode((String, String, Int64).self) { out.append(Achievement(id: id, title: title, unlockedAt: Self.date(t))) }
             return out
         }
+    }
+}
+
+/// The first of several results to arrive resumes one continuation; the later ones are dropped. A result that comes
+/// before the continuation is kept for it.
+final class FirstAnswer<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var early: Result<T, any Error>?
+    private var given = false
+
+    func wait(_ c: CheckedContinuation<T, any Error>) {
+        let ready: Result<T, any Error>? = lock.withLock {
+            if let early, !given { given = true; return early }
+            continuation = c
+            return nil
+        }
+        if let ready { c.resume(with: ready) }
+    }
+
+    func give(_ result: Result<T, any Error>) {
+        let c: CheckedContinuation<T, any Error>? = lock.withLock {
+            guard !given else { return nil }
+            guard let waiting = continuation else { early = early ?? result; return nil }
+            given = true
+            continuation = nil
+            return waiting
+        }
+        c?.resume(with: result)
     }
 }

@@ -19,7 +19,15 @@ struct LifecycleTests {
         process.environment = env
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        // FOODMOMENT_TEST_SERVER_LOG=FILE keeps the servers' logs (appended) for a failure to be read; else dropped.
+        if let log = ProcessInfo.processInfo.environment["FOODMOMENT_TEST_SERVER_LOG"],
+           FileManager.default.fileExists(atPath: log) || FileManager.default.createFile(atPath: log, contents: nil),
+           let handle = FileHandle(forWritingAtPath: log) {
+            handle.seekToEndOfFile()
+            process.standardError = handle
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
         return (process, out)
     }

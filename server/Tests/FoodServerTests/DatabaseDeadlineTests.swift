@@ -1,0 +1,87 @@
+@testable import FoodServer
+import Foundation
+import PostgresNIO
+import Testing
+
+/// A database that stops answering is a 503 within the deadline: even when the work under it ignores cancellation, as a
+/// PostgreSQL query already on a connection does (the caller is answered when the deadline passes, not when the work
+/// finally returns), and when the connection is lost inside a transaction (PostgresNIO wraps that error).
+@Suite("The database deadline and a connection lost inside a transaction")
+struct DatabaseDeadlineTests {
+    /// Returns `value` after `seconds` on a dispatch timer, whatever happens to the task awaiting it.
+    static func uncancellable<T: Sendable>(_ value: T, after seconds: Double) async -> T {
+        await withCheckedContinuation { c in
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { c.resume(returning: value) }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theDeadlineAnswersWhileTheWorkIsStillRunning() async throws {
+        let started = ContinuousClock.now
+        await #expect(throws: PostgresStoreError.self) {
+            try await PostgresStore.first({ await Self.uncancellable(1, after: 20) }, within: .milliseconds(200))
+        }
+        // The work takes 20 s; waiting for it (as a task group does) would take all of them.
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test func anAnswerOrAnErrorWithinTheDeadlinePassesThrough() async throws {
+        #expect(try await PostgresStore.first({ await Self.uncancellable(7, after: 0.01) }, within: .seconds(30)) == 7)
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await PostgresStore.first({ () async throws -> Int in throw Refused() }, within: .seconds(30))
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aCancelledCallerIsAnsweredAtOnce() async throws {
+        let caller = Task { try await PostgresStore.first({ await Self.uncancellable(1, after: 20) }, within: .seconds(30)) }
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        caller.cancel()
+        await #expect(throws: CancellationError.self) { try await caller.value }
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test func thePostgresStoreAnswers503WhenTheDeadlinePasses() async throws {
+        let client = PostgresClient(configuration: try PostgresStore.configuration(url: "postgres://u@127.0.0.1:1/x"),
+                                    backgroundLogger: TestPostgres.logger)
+        let store = PostgresStore(client: client, logger: TestPostgres.logger, deadline: .milliseconds(200))
+        let started = ContinuousClock.now
+        defer { #expect(ContinuousClock.now - started < .seconds(10)) }
+        do {
+            _ = try await store.run { await Self.uncancellable(1, after: 20) }
+            Issue.record("no error")
+        } catch let error as APIError {
+            #expect(error.code == "database_unavailable" && error.message.contains("no answer within 0.2 s"), "\(error.message)")
+        }
+    }
+
+    @Test(.enabled(if: postgresAvailable))
+    func aConnectionLostInsideATransactionIs503AndOurOwnErrorsKeepTheirMeaning() async throws {
+        let database = try await TestPostgres.Database()
+        do {
+            // The backend ends its own session mid-transaction (FATAL 57P01), as a PostgreSQL shutting down does.
+            do {
+                _ = try await database.store.transaction { conn in
+                    _ = try await conn.query("SELECT pg_terminate_backend(pg_backend_pid())", logger: TestPostgres.logger)
+                    return 1
+                }
+                Issue.record("the transaction went through")
+            } catch let error as APIError {
+                #expect(error.status == .serviceUnavailable && error.code == "database_unavailable", "\(error)")
+            }
+            struct Refused: Error {}
+            await #expect(throws: Refused.self) { try await database.store.transaction { _ -> Int in throw Refused() } }
+            // The pool recovers by itself: the next transaction goes through.
+            #expect(try await database.store.transaction { conn in
+                for try await one in try await conn.query("SELECT 1", logger: TestPostgres.logger).decode(Int.self) { return one }
+                return 0
+            } == 1)
+        } catch {
+            await database.drop()
+            throw error
+        }
+        await database.drop()
+    }
+}
