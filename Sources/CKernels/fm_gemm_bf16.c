@@ -22,18 +22,29 @@ uint16_t fm_bf16_round(float value) {
 
 void fm_bf16_pack(const float *w, int n, int k, uint16_t *dst) {
     long pairs = (k + 1) / 2;
-    uint16_t *out = dst;
+    uint16_t *panel = dst;
     for (int p = 0; p < fm_panel_count(n); p++) {
         int width = fm_panel_width(n, p), j0 = p * FM_NR;
-        for (long q = 0; q < pairs; q++) {
-            for (int col = 0; col < width; col++) {
-                int j = j0 + col;
-                for (int h = 0; h < 2; h++) {
-                    long kk = 2 * q + h;
-                    *out++ = (j < n && kk < k) ? fm_bf16_round(w[(long)j * k + kk]) : 0;
-                }
+        // Each weight row read once, front to back (the panels interleave 32 rows; reading them in lockstep cost
+        // four times as much at load); columns past N and the odd K's last half-pair are zero.
+        for (int col = 0; col < width; col++) {
+            uint16_t *out = panel + 2 * col;
+            long step = 2L * width;
+            if (j0 + col >= n) {
+                for (long q = 0; q < pairs; q++) out[q * step] = out[q * step + 1] = 0;
+                continue;
+            }
+            const float *row = w + (long)(j0 + col) * k;
+            for (long q = 0; q < k / 2; q++) {
+                out[q * step] = fm_bf16_round(row[2 * q]);
+                out[q * step + 1] = fm_bf16_round(row[2 * q + 1]);
+            }
+            if (k & 1) {
+                out[(pairs - 1) * step] = fm_bf16_round(row[k - 1]);
+                out[(pairs - 1) * step + 1] = 0;
             }
         }
+        panel += pairs * 2 * width;
     }
 }
 

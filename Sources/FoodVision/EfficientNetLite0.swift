@@ -54,7 +54,10 @@ public final class EfficientNetLite0: @unchecked Sendable {
     /// The input size the weights were trained at (224 for Lite0, 240 Lite1, 260 Lite2).
     public var inputSize: Int { architecture.inputSize }
     public let labels: [String]
-    public let gemmKernel: GemmKernel
+    private let chosenKernel: GemmKernel?
+    /// The float GEMM kernel: the one named at load, else `GemmKernel.fastest` (measured when first asked, so a
+    /// network whose 1×1 convolutions all run in BF16 or INT8 does not pay for the measurement).
+    public var gemmKernel: GemmKernel { chosenKernel ?? .fastest }
     /// The arithmetic of the 1x1 convolutions and the classifier (`InferencePrecision`).
     public let precision: InferencePrecision
     let stem: Conv2D
@@ -74,7 +77,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
 
     /// Loads a converted model directory (`manifest.json`, `weights.bin`, labels), checking the SHA-256,
     /// the weight file's size against the layer table and every tensor's shape.
-    public convenience init(modelDirectory: String, kernel: GemmKernel = .fastest,
+    public convenience init(modelDirectory: String, kernel: GemmKernel? = nil,
                             precision: InferencePrecision = .automatic) throws(FoodVisionError) {
         let (manifest, tensors) = try Self.readModel(directory: modelDirectory)
         let manifestPath = (modelDirectory as NSString).appendingPathComponent(ModelConverter.manifestFileName)
@@ -155,7 +158,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
     }
 
     /// Builds the network from unfolded tensors (PyTorch names and layouts), folding every BatchNorm.
-    init(manifest: ModelManifest, tensors t: [String: [Float]], labels: [String], kernel: GemmKernel,
+    init(manifest: ModelManifest, tensors t: [String: [Float]], labels: [String], kernel: GemmKernel?,
          precision: InferencePrecision) throws(FoodVisionError) {
         guard let architecture = BackboneArchitecture.named(manifest.architecture) else {
             throw .invalidInput(reason: "architecture \(manifest.architecture) is not one this build runs")
@@ -163,7 +166,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
         self.manifest = manifest
         self.architecture = architecture
         self.labels = labels
-        self.gemmKernel = kernel
+        self.chosenKernel = kernel
         self.precision = precision.available
         let eps = manifest.batchNormEpsilon
         func bn(_ p: String) -> BatchNorm {

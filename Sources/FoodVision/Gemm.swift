@@ -184,7 +184,11 @@ public enum GemmKernel: String, Sendable, CaseIterable, Codable {
 package struct PackedGemmWeights: @unchecked Sendable {
     let k: Int
     let n: Int
-    package let kernel: GemmKernel
+    /// The tile of the float panels; nil when none were packed and no kernel was named (BF16 / INT8 layers).
+    private let chosenKernel: GemmKernel?
+    /// The float kernel these weights use or, for a layer that runs in BF16 or INT8, the one a float copy would
+    /// (`GemmKernel.fastest`, measured only when first asked: a reduced-precision network never pays for it).
+    package var kernel: GemmKernel { chosenKernel ?? .fastest }
     let panels: FloatBuffer
     let bias: FloatBuffer
     /// Set when the layer runs in BF16 or INT8 (`precision`); then the float panels are empty.
@@ -204,23 +208,26 @@ package struct PackedGemmWeights: @unchecked Sendable {
     /// `weightsOI` is row-major `[N][K]` (PyTorch's `[out, in]`); `bias` has `N` values or is nil for zero.
     /// `precision` `.bf16` takes effect where the CPU runs it and K is at most `BF16Panels.maxInputChannels`; `.int8`
     /// for the layers `INT8Panels.applies` to, BF16 (where the CPU has it) for the others.
-    package init(weightsOI: [Float], bias: [Float]?, inChannels k: Int, outChannels n: Int, kernel: GemmKernel,
+    /// `kernel` nil = `GemmKernel.fastest`, measured only if float panels are packed.
+    package init(weightsOI: [Float], bias: [Float]?, inChannels k: Int, outChannels n: Int, kernel: GemmKernel?,
                  precision: InferencePrecision = .fp32) {
         precondition(weightsOI.count == n * k, "PackedGemmWeights: \(weightsOI.count) weights for \(n)x\(k)")
         precondition(bias == nil || bias!.count == n, "PackedGemmWeights: bias count")
         self.k = k
         self.n = n
-        self.kernel = kernel
         let available = precision.available
         int8 = available == .int8 && INT8Panels.applies(inChannels: k, outChannels: n)
             ? INT8Panels(weightsOI: weightsOI, bias: bias, inChannels: k, outChannels: n) : nil
         bf16 = int8 == nil && available != .fp32 && InferencePrecision.bf16Supported && k <= BF16Panels.maxInputChannels
             ? BF16Panels(weightsOI: weightsOI, bias: bias, inChannels: k, outChannels: n) : nil
         if int8 != nil || bf16 != nil {
+            chosenKernel = kernel
             panels = FloatBuffer(count: 0)
             self.bias = FloatBuffer(count: 0)
             return
         }
+        let kernel = kernel ?? .fastest
+        chosenKernel = kernel
         let nr = kernel.columns
         let panelCount = (n + nr - 1) / nr
         panels = FloatBuffer(count: panelCount * k * nr)

@@ -182,9 +182,10 @@ public struct PointwiseConv2D: Sendable {
     public let activation: Activation
     let packed: PackedGemmWeights
 
-    /// `weightsOI` in PyTorch layout `[out][in]` (a `[out][in][1][1]` conv weight is the same bytes).
+    /// `weightsOI` in PyTorch layout `[out][in]` (a `[out][in][1][1]` conv weight is the same bytes); `kernel` nil =
+    /// `GemmKernel.fastest`, measured only if the layer runs in FP32.
     public init(weightsOI: [Float], bias: [Float]?, inChannels: Int, outChannels: Int, activation: Activation,
-                kernel: GemmKernel = .fastest, precision: InferencePrecision = .automatic) {
+                kernel: GemmKernel? = nil, precision: InferencePrecision = .automatic) {
         self.inChannels = inChannels; self.outChannels = outChannels; self.activation = activation
         packed = PackedGemmWeights(weightsOI: weightsOI, bias: bias, inChannels: inChannels, outChannels: outChannels,
                                    kernel: kernel, precision: precision)
@@ -226,7 +227,7 @@ public struct FullyConnected: Sendable {
     public var inFeatures: Int { gemmLayer.inChannels }
     public var outFeatures: Int { gemmLayer.outChannels }
 
-    public init(weightsOI: [Float], bias: [Float]?, inFeatures: Int, outFeatures: Int, kernel: GemmKernel = .fastest,
+    public init(weightsOI: [Float], bias: [Float]?, inFeatures: Int, outFeatures: Int, kernel: GemmKernel? = nil,
                 precision: InferencePrecision = .automatic) {
         gemmLayer = PointwiseConv2D(weightsOI: weightsOI, bias: bias, inChannels: inFeatures, outChannels: outFeatures,
                                     activation: .none, kernel: kernel, precision: precision)

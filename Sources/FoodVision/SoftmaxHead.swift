@@ -273,3 +273,35 @@ public enum HoldOutSplit {
         return Set(labels.indices.filter { heldGroups.contains(group[$0]) })
     }
 }
+
+// In an extension, so the memberwise initialiser stays.
+extension SoftmaxHead {
+    enum CodingKeys: String, CodingKey {
+        case classes, dimension, weights, bias, featureMean, featureScale, report, fineTuned
+    }
+
+    /// The weights and the standardisation come packed (`PackedFloats`) or as numbers.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        classes = try c.decode([String].self, forKey: .classes)
+        dimension = try c.decode(Int.self, forKey: .dimension)
+        weights = try c.decodeFloats(forKey: .weights)
+        bias = try c.decodeFloats(forKey: .bias)
+        featureMean = try c.decodeFloats(forKey: .featureMean)
+        featureScale = try c.decodeFloats(forKey: .featureScale)
+        report = try c.decodeIfPresent(TrainingReport.self, forKey: .report)
+        fineTuned = try c.decodeIfPresent(Bool.self, forKey: .fineTuned)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(classes, forKey: .classes)
+        try c.encode(dimension, forKey: .dimension)
+        try c.encodeFloats(weights, forKey: .weights)
+        try c.encodeFloats(bias, forKey: .bias)
+        try c.encodeFloats(featureMean, forKey: .featureMean)
+        try c.encodeFloats(featureScale, forKey: .featureScale)
+        try c.encodeIfPresent(report, forKey: .report)
+        try c.encodeIfPresent(fineTuned, forKey: .fineTuned)
+    }
+}
