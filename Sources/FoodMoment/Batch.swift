@@ -465,12 +465,13 @@ private final class ChunkSlots<Value>: @unchecked Sendable {
 }
 
 /// The settings key of a batch result: a digest of everything that changes what a photo's result is — the
-/// model files, the user's learned foods, the nutrition tables (size and time) and the decode options. A result
-/// made under another key is analysed again.
+/// model files, the arithmetic the network runs in (`InferencePrecision.automatic`, what this process's recogniser
+/// uses: BF16 and INT8 move confidences and box edges by a hundredth), the user's learned foods, the nutrition tables
+/// (size and time) and the decode options. A result made under another key is analysed again.
 public enum BatchSettings {
     public static func key(modelsDirectory: String, nutritionDirectory: String, userDataDirectory: String,
                            decodeSize: Int, acceptDamaged: Bool) -> String {
-        var material = "foodmoment-batch-1;decode=\(decodeSize);damaged=\(acceptDamaged)"
+        var material = "foodmoment-batch-1;decode=\(decodeSize);damaged=\(acceptDamaged);precision=\(InferencePrecision.automatic.rawValue)"
         // Every file of the food head folder (head, calibration, cell detector, plate head, coin head, …): a result
         // made before any of them changed is analysed again.
         let headFiles = ((try? FileManager.default.contentsOfDirectory(atPath: modelsDirectory + "/food-head")) ?? [])

@@ -7,6 +7,24 @@ import Testing
 struct BatchCLITests {
     let samples = TestPaths.repoRoot + "/samples"
 
+    /// A result made in one arithmetic is not served to a run in another: the precision is part of the journal's key
+    /// (where the CPU has no BF16, `bf16` runs FP32 and the journal rightly serves it).
+    @Test func aRunInAnotherPrecisionAnalysesAgain() throws {
+        let home = TestPaths.makeTempDirectory("precision-home")
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        func analyze(_ precision: String) throws -> ProcessResult {
+            var env = ProcessInfo.processInfo.environment
+            env["FOODMOMENT_HOME"] = home
+            env["FOODMOMENT_PRECISION"] = precision
+            return try runProcess(foodmomentBinary, ["analyze", samples + "/banana.jpg"], environment: env)
+        }
+        let first = try analyze("fp32"), same = try analyze("fp32"), other = try analyze("bf16")
+        #expect(first.status == 0 && same.status == 0 && other.status == 0, "\(first.stderr)\(other.stderr)")
+        #expect(!first.stdout.contains("from the journal") && same.stdout.contains("0 analysed, 1 from the journal"))
+        let bf16 = ((try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? "").contains(" avx512_bf16")
+        #expect(other.stdout.contains("from the journal") == !bf16, "\(other.stdout)")
+    }
+
     func lines(_ text: String) -> [[String: Any]] {
         text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
