@@ -115,7 +115,7 @@ public struct FoodTop: Sendable {
     public func save(directory: String, note: String) throws(FoodVisionError) {
         let arrays = blocks.flatMap(\.arrays) + [weights, bias]
         var data = Data(capacity: arrays.reduce(0) { $0 + $1.count } * 4)
-        for a in arrays { for v in a { withUnsafeBytes(of: v.bitPattern.littleEndian) { data.append(contentsOf: $0) } } }
+        for a in arrays { appendLittleEndian(a, to: &data) }
         let manifest = Manifest(format: blocks.isEmpty ? Self.formatName : Self.formatNameWithBlocks, inChannels: inChannels,
                                 outChannels: outChannels, weightsFile: Self.weightsFileName, bytes: data.count,
                                 sha256: sha256Hex(of: data), note: note, blocks: blocks.isEmpty ? nil : blocks.map(\.shape),

@@ -169,6 +169,11 @@ func littleEndianFloats(_ data: Data, from offset: Int, count: Int) -> [Float] {
     return out
 }
 
+/// `values` appended to `data` as little-endian float32 bytes (what `littleEndianFloats` reads back).
+func appendLittleEndian(_ values: [Float], to data: inout Data) {
+    for v in values { withUnsafeBytes(of: v.bitPattern.littleEndian) { data.append(contentsOf: $0) } }
+}
+
 /// SHA-256 of a file's bytes as lowercase hex.
 func sha256Hex(of data: Data) -> String {
     var hasher = SHA256()
@@ -318,7 +323,7 @@ package struct PackedFloats: Codable, Sendable, Equatable {
 
     package func encode(to encoder: any Encoder) throws {
         var bytes = Data(capacity: values.count * 4)
-        for v in values { withUnsafeBytes(of: v.bitPattern.littleEndian) { bytes.append(contentsOf: $0) } }
+        appendLittleEndian(values, to: &bytes)
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(bytes.base64EncodedString(), forKey: .f32le)
     }

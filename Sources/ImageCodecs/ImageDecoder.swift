@@ -368,11 +368,10 @@ package enum JPEGEighthDecoders {
     /// The fast decoder's pixels, or nil when it declines the file.
     package static func fast(_ bytes: [UInt8], maxPixels: Int = 50_000_000) -> [UInt8]? {
         guard !bytes.isEmpty, let size = outputSize(bytes, maxPixels: maxPixels) else { return nil }
-        var w: UInt32 = 0, h: UInt32 = 0, ok: Int32 = 0
-        let pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            buffer.initialize(repeating: 0)
-            ok = bytes.withUnsafeBufferPointer { fm_jpeg_decode_eighth_fast($0.baseAddress, $0.count, buffer.baseAddress, size, &w, &h) }
-            count = size
+        var w: UInt32 = 0, h: UInt32 = 0
+        var pixels = [UInt8](repeating: 0, count: size)
+        let ok = pixels.withUnsafeMutableBufferPointer { out in
+            bytes.withUnsafeBufferPointer { fm_jpeg_decode_eighth_fast($0.baseAddress, $0.count, out.baseAddress, size, &w, &h) }
         }
         return ok == 1 ? pixels : nil
     }
@@ -382,13 +381,11 @@ package enum JPEGEighthDecoders {
         guard !bytes.isEmpty, let size = outputSize(bytes, maxPixels: maxPixels) else { return nil }
         var w: UInt32 = 0, h: UInt32 = 0
         var report = fm_report()
-        var status = FM_OK
-        let pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            buffer.initialize(repeating: 0)
-            status = bytes.withUnsafeBufferPointer {
-                fm_jpeg_decode_rgb_libjpeg($0.baseAddress, $0.count, 1, 0, 0, buffer.baseAddress, size, &w, &h, &report)
+        var pixels = [UInt8](repeating: 0, count: size)
+        let status = pixels.withUnsafeMutableBufferPointer { out in
+            bytes.withUnsafeBufferPointer {
+                fm_jpeg_decode_rgb_libjpeg($0.baseAddress, $0.count, 1, 0, 0, out.baseAddress, size, &w, &h, &report)
             }
-            count = size
         }
         return (pixels, status == FM_OK && report.warning_count == 0)
     }

@@ -209,7 +209,7 @@ public final class PostgresStore: ServerStore {
         } catch let error as PSQLError where error.code != .server || Self.isOutage(error) {
             throw Self.unavailable(error.code == .server ? "SQLSTATE \(error.serverInfo?[.sqlState] ?? "?")" : "\(error.code)")
         } catch PostgresStoreError.deadline {
-            let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
+            let seconds = deadline.milliseconds / 1000
             logger.warning("a database call passed its deadline (\(seconds) s); answered 503 and left to finish")
             throw Self.unavailable("no answer within \(seconds.formatted(.number.precision(.fractionLength(0...2)))) s")
         } catch is CancellationError {
