@@ -41,6 +41,21 @@ struct FuzzFindingsTests {
         #expect(decoded.image.pixels == reference.image.pixels && decoded.image.width == reference.image.width)
     }
 
+    /// heif-webp-decode: a 1,219-byte HEIC whose primary item is a grid with a 48x32 `ispe` (inside every limit) while the
+    /// grid's own data declares a 28009x28005 canvas. libheif allocated that canvas (2.3 GB) and then crashed the process;
+    /// the shim narrows libheif's size limit to the checked header size, so it is a corrupt file, named as such.
+    @Test func gridDeclaringAHugeCanvasBehindASmallHeaderIsCorrupt() {
+        let bytes = TestPaths.read(TestPaths.fixture("ImageCodecsTests", "grid-canvas-bomb.heic"))
+        #expect(bytes.count == 1_219)
+        do throws(ImageCodecError) {
+            let d = try ImageDecoder.decode(bytes)
+            Issue.record("decoded \(d.image.width)x\(d.image.height) from a 1,219-byte file")
+        } catch {
+            guard case .corrupt(.heic, let detail) = error else { Issue.record("expected corrupt HEIC, got \(error)"); return }
+            #expect(detail.contains("48x32") && detail.contains("28009x28005"), "\(detail)")
+        }
+    }
+
     static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
     /// tools/fuzz/artifacts/png-decode/oom-e0aa671a… (the harness adds the signature).
