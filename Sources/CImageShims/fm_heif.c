@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <libheif/heif.h>
 
@@ -20,11 +21,144 @@ static fm_status fm_heif_status(struct heif_error err, fm_report *report) {
     return FM_ERR_DECODE;
 }
 
+// ---- Item references, checked before libheif sees the file ------------------------------------------------------------
+// libheif 1.15 follows item references (`iref`: a grid's tiles, an alpha plane, a thumbnail) by recursion and does not
+// notice a cycle: a 1.1 KB HEIC whose grid lists itself as its own tile overflowed the stack (a crash, not an error).
+// So the references are read here — only the boxes on the way to `iref`, every length bounds-checked — and a file whose
+// references form a cycle, or nest deeper than any real photo (a grid of tiles with alpha planes is 2 or 3 deep), is
+// refused. A file whose boxes cannot be followed is left to libheif, which reports what it finds.
+
+enum { FM_REF_MAX = 4096, FM_REF_TARGETS_MAX = 65536, FM_REF_DEPTH_MAX = 16 };
+
+typedef struct { uint32_t from, first, count; } fm_ref;   // targets[first ..< first + count]
+
+typedef struct {
+    fm_ref refs[FM_REF_MAX];
+    uint32_t targets[FM_REF_TARGETS_MAX];
+    uint8_t on_path[FM_REF_MAX];
+    uint8_t height[FM_REF_MAX];  // the longest chain of references from each (0: not known yet)
+    int nrefs, ntargets;
+} fm_ref_graph;
+
+static uint32_t fm_be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+// The box at `at` inside [at, end): its type and payload; 0 when it does not fit.
+static int fm_box(const uint8_t *data, size_t at, size_t end, uint32_t *type, size_t *payload, size_t *next) {
+    if (end < at || end - at < 8) return 0;
+    uint64_t size = fm_be32(data + at);
+    size_t header = 8;
+    *type = fm_be32(data + at + 4);
+    if (size == 1) {
+        if (end - at < 16) return 0;
+        size = (uint64_t)fm_be32(data + at + 8) << 32 | fm_be32(data + at + 12);
+        header = 16;
+    } else if (size == 0) {
+        size = end - at;
+    }
+    if (size < header || size > end - at) return 0;
+    *payload = at + header;
+    *next = at + (size_t)size;
+    return 1;
+}
+
+// Reads the references of `iref` (payload [at, end)); 0 when there are more than the graph holds.
+static int fm_read_iref(const uint8_t *data, size_t at, size_t end, fm_ref_graph *g) {
+    if (end - at < 4) return 1;
+    int wide = data[at] == 1;   // version 1: 32-bit item IDs
+    size_t idsize = wide ? 4 : 2;
+    at += 4;
+    uint32_t type;
+    size_t payload, next;
+    while (at < end && fm_box(data, at, end, &type, &payload, &next)) {
+        if (next - payload < idsize + 2) break;
+        if (g->nrefs == FM_REF_MAX) return 0;
+        fm_ref *r = &g->refs[g->nrefs];
+        r->from = wide ? fm_be32(data + payload) : (uint32_t)(data[payload] << 8 | data[payload + 1]);
+        size_t p = payload + idsize;
+        uint32_t count = (uint32_t)(data[p] << 8 | data[p + 1]);
+        p += 2;
+        if ((size_t)count > (next - p) / idsize) break;
+        if ((size_t)g->ntargets + count > FM_REF_TARGETS_MAX) return 0;
+        r->first = (uint32_t)g->ntargets;
+        r->count = count;
+        for (uint32_t i = 0; i < count; i++, p += idsize) {
+            g->targets[g->ntargets++] = wide ? fm_be32(data + p) : (uint32_t)(data[p] << 8 | data[p + 1]);
+        }
+        g->nrefs++;
+        at = next;
+    }
+    return 1;
+}
+
+static int fm_ref_order(const void *a, const void *b) {
+    uint32_t x = ((const fm_ref *)a)->from, y = ((const fm_ref *)b)->from;
+    return x < y ? -1 : x > y;
+}
+
+// The length of the longest chain of references from reference `i` (memoised in `height`), or 0 when one reaches back
+// onto the current path (a cycle) or is longer than FM_REF_DEPTH_MAX; the recursion is as deep as that limit at most.
+static int fm_ref_height(fm_ref_graph *g, int i, int depth) {
+    if (g->height[i]) return g->height[i];
+    if (g->on_path[i] || depth > FM_REF_DEPTH_MAX) return 0;
+    g->on_path[i] = 1;
+    int height = 1;
+    const fm_ref *r = &g->refs[i];
+    for (uint32_t t = 0; t < r->count; t++) {
+        uint32_t to = g->targets[r->first + t];
+        int lo = 0, hi = g->nrefs;   // the first reference from `to` (sorted by `from`)
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (g->refs[mid].from < to) lo = mid + 1; else hi = mid;
+        }
+        for (int j = lo; j < g->nrefs && g->refs[j].from == to; j++) {
+            int below = fm_ref_height(g, j, depth + 1);
+            if (below == 0 || below + 1 > FM_REF_DEPTH_MAX) return 0;
+            if (below + 1 > height) height = below + 1;
+        }
+    }
+    g->on_path[i] = 0;
+    g->height[i] = (uint8_t)height;
+    return height;
+}
+
+// FM_OK, or FM_ERR_DECODE with a message when the item references form a cycle or nest too deeply.
+static fm_status fm_heif_check_references(const uint8_t *data, size_t size, fm_report *report) {
+    uint32_t type;
+    size_t payload, next, at = 0;
+    while (fm_box(data, at, size, &type, &payload, &next) && type != 0x6D657461) at = next;   // 'meta'
+    if (at >= size || type != 0x6D657461 || next - payload < 4) return FM_OK;
+    size_t end = next;
+    at = payload + 4;   // FullBox: version and flags
+    while (fm_box(data, at, end, &type, &payload, &next) && type != 0x69726566) at = next;   // 'iref'
+    if (at >= end || type != 0x69726566) return FM_OK;
+    fm_ref_graph *g = calloc(1, sizeof *g);
+    if (!g) { snprintf(report->message, FM_MSG_CAP, "cannot allocate memory to check item references"); return FM_ERR_MEMORY; }
+    fm_status s = FM_OK;
+    if (!fm_read_iref(data, payload, next, g)) {
+        snprintf(report->message, FM_MSG_CAP, "more than %d item references or %d referenced items", FM_REF_MAX, FM_REF_TARGETS_MAX);
+        s = FM_ERR_DECODE;
+    } else {
+        qsort(g->refs, (size_t)g->nrefs, sizeof g->refs[0], fm_ref_order);
+        for (int i = 0; i < g->nrefs && s == FM_OK; i++) {
+            if (fm_ref_height(g, i, 0) == 0) {
+                snprintf(report->message, FM_MSG_CAP, "its item references form a cycle or nest more than %d deep (from item %u)",
+                         FM_REF_DEPTH_MAX, g->refs[i].from);
+                s = FM_ERR_DECODE;
+            }
+        }
+    }
+    free(g);
+    return s;
+}
+
 /// Context + primary image handle over caller-owned bytes (no copy): both released by fm_heif_close.
 static fm_status fm_heif_open(const uint8_t *data, size_t size, struct heif_context **ctx, struct heif_image_handle **handle,
                               fm_report *report) {
     pthread_once(&fm_heif_once, fm_heif_init);
     *handle = NULL;
+    *ctx = NULL;
+    fm_status checked = fm_heif_check_references(data, size, report);
+    if (checked != FM_OK) return checked;
     *ctx = heif_context_alloc();
     if (!*ctx) { snprintf(report->message, FM_MSG_CAP, "cannot allocate a libheif context"); return FM_ERR_MEMORY; }
     // One thread per image: the batch already decodes one photo per core.

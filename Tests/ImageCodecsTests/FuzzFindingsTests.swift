@@ -56,6 +56,56 @@ struct FuzzFindingsTests {
         }
     }
 
+    /// heif-webp-decode: a 1,100-byte HEIC whose grid lists itself as its own tile (`iref` dimg 2 → 2). libheif 1.15
+    /// follows references by recursion without noticing the cycle and overflowed the stack. The shim reads the item
+    /// references first and refuses a cycle before libheif sees the file.
+    @Test func gridThatIsItsOwnTileIsCorrupt() {
+        let bytes = TestPaths.read(TestPaths.fixture("ImageCodecsTests", "grid-self-reference.heic"))
+        #expect(bytes.count == 1_100)
+        Self.expectCorruptHEIC(bytes, mentioning: "cycle")
+        #expect(throws: ImageCodecError.self) { try ImageDecoder.probe(bytes) }
+    }
+
+    /// The same recursion without a cycle: a chain of 40 grids each made of the next one. Real photos nest references
+    /// two or three deep; a chain longer than 16 is refused.
+    @Test func referencesNestedTooDeeplyAreRefused() throws {
+        let bytes = TestPaths.read(TestPaths.fixture("ImageCodecsTests", "grid-self-reference.heic"))
+        let chain = try Self.replacingItemReferences(bytes, with: (2..<42).map { (from: UInt16($0), to: UInt16($0 + 1)) })
+        Self.expectCorruptHEIC(chain, mentioning: "16 deep")
+        // A short chain is not refused for its references (this file then fails for its own reasons, in libheif).
+        let short = try Self.replacingItemReferences(bytes, with: [(from: 2, to: 1)])
+        do throws(ImageCodecError) { _ = try ImageDecoder.decode(short) } catch {
+            #expect(!"\(error)".contains("item references"), "\(error)")
+        }
+    }
+
+    static func expectCorruptHEIC(_ bytes: [UInt8], mentioning text: String) {
+        do throws(ImageCodecError) {
+            let d = try ImageDecoder.decode(bytes)
+            Issue.record("decoded \(d.image.width)x\(d.image.height)")
+        } catch {
+            guard case .corrupt(.heic, let detail) = error else { Issue.record("expected corrupt HEIC, got \(error)"); return }
+            #expect(detail.contains(text), "\(detail)")
+        }
+    }
+
+    /// The file with its `iref` box replaced by one `dimg` reference per pair (16-bit IDs) and the `meta` box's size
+    /// adjusted; nothing else moves inside `meta`, so only the data after it shifts.
+    static func replacingItemReferences(_ file: [UInt8], with refs: [(from: UInt16, to: UInt16)]) throws -> [UInt8] {
+        func be16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xFF)] }
+        func u32(_ at: Int) -> Int { Int(file[at]) << 24 | Int(file[at + 1]) << 16 | Int(file[at + 2]) << 8 | Int(file[at + 3]) }
+        let meta = try #require((0..<file.count - 8).first { Array(file[$0 + 4..<$0 + 8]) == Array("meta".utf8) })
+        let iref = try #require((meta..<file.count - 8).first { Array(file[$0 + 4..<$0 + 8]) == Array("iref".utf8) })
+        var body: [UInt8] = [0, 0, 0, 0]
+        for r in refs { body += be32(14) + Array("dimg".utf8) + be16(r.from) + be16(1) + be16(r.to) }
+        let newIref = be32(UInt32(8 + body.count)) + Array("iref".utf8) + body
+        let oldIrefSize = u32(iref), oldMetaSize = u32(meta)
+        var out = Array(file[..<iref]) + newIref + Array(file[(iref + oldIrefSize)...])
+        let newMetaSize = be32(UInt32(oldMetaSize - oldIrefSize + newIref.count))
+        out.replaceSubrange(meta..<meta + 4, with: newMetaSize)
+        return out
+    }
+
     static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
     /// tools/fuzz/artifacts/png-decode/oom-e0aa671a… (the harness adds the signature).
