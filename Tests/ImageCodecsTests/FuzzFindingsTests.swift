@@ -3,7 +3,7 @@ import FoodMomentTestSupport
 import ImageCodecs
 import Testing
 
-/// Regression tests for what `tools/fuzz/run` found in the decoders (README "Tests" lists each finding).
+/// Regression tests for what `tools/fuzz/run` found in the decoders (docs/testing.md, "Found and fixed", lists each).
 @Suite("Fuzz findings: decoders")
 struct FuzzFindingsTests {
     /// png-decode: a 120-byte PNG (the 112-byte artifact plus the signature) whose second chunk is `eXIf` declaring 838,860,826 bytes. libpng allocated the
