@@ -42,7 +42,8 @@ typedef struct {
 
 static uint32_t fm_be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 
-// The box at `at` inside [at, end): its type and payload; 0 when it does not fit.
+// The box at `at` inside [at, end): its type and payload, a box longer than what is left taken as ending at `end`;
+// 0 when not even its header fits.
 static int fm_box(const uint8_t *data, size_t at, size_t end, uint32_t *type, size_t *payload, size_t *next) {
     if (end < at || end - at < 8) return 0;
     uint64_t size = fm_be32(data + at);
@@ -55,37 +56,41 @@ static int fm_box(const uint8_t *data, size_t at, size_t end, uint32_t *type, si
     } else if (size == 0) {
         size = end - at;
     }
-    if (size < header || size > end - at) return 0;
+    if (size < header) return 0;
+    if (size > end - at) size = end - at;   // cut short: read what is there (as a lenient reader might), never past it
     *payload = at + header;
     *next = at + (size_t)size;
     return 1;
 }
 
-// Reads the references of `iref` (payload [at, end)); 0 when there are more than the graph holds.
+// Reads the references of `iref` (payload [at, end)) the way libheif 1.15 does: each reference's box header is read but
+// its size is not used — the IDs follow one after the other — and IDs are 32-bit in any version but 0. 0 when there
+// are more references than the graph holds.
 static int fm_read_iref(const uint8_t *data, size_t at, size_t end, fm_ref_graph *g) {
     if (end - at < 4) return 1;
-    int wide = data[at] == 1;   // version 1: 32-bit item IDs
-    size_t idsize = wide ? 4 : 2;
+    size_t idsize = data[at] == 0 ? 2 : 4;
     at += 4;
-    uint32_t type;
-    size_t payload, next;
-    while (at < end && fm_box(data, at, end, &type, &payload, &next)) {
-        if (next - payload < idsize + 2) break;
+    for (;;) {
+        if (end - at < 8) break;
+        size_t p = at + 8;
+        if (fm_be32(data + at) == 1) p += 8;                       // a 64-bit size follows
+        if (fm_be32(data + at + 4) == 0x75756964) p += 16;         // 'uuid': its extended type follows
+        if (p > end || end - p < idsize + 2) break;
         if (g->nrefs == FM_REF_MAX) return 0;
         fm_ref *r = &g->refs[g->nrefs];
-        r->from = wide ? fm_be32(data + payload) : (uint32_t)(data[payload] << 8 | data[payload + 1]);
-        size_t p = payload + idsize;
+        r->from = idsize == 4 ? fm_be32(data + p) : (uint32_t)(data[p] << 8 | data[p + 1]);
+        p += idsize;
         uint32_t count = (uint32_t)(data[p] << 8 | data[p + 1]);
         p += 2;
-        if ((size_t)count > (next - p) / idsize) break;
+        if ((size_t)count > (end - p) / idsize) count = (uint32_t)((end - p) / idsize);   // what is there
         if ((size_t)g->ntargets + count > FM_REF_TARGETS_MAX) return 0;
         r->first = (uint32_t)g->ntargets;
         r->count = count;
         for (uint32_t i = 0; i < count; i++, p += idsize) {
-            g->targets[g->ntargets++] = wide ? fm_be32(data + p) : (uint32_t)(data[p] << 8 | data[p + 1]);
+            g->targets[g->ntargets++] = idsize == 4 ? fm_be32(data + p) : (uint32_t)(data[p] << 8 | data[p + 1]);
         }
         g->nrefs++;
-        at = next;
+        at = p;
     }
     return 1;
 }
@@ -121,20 +126,29 @@ static int fm_ref_height(fm_ref_graph *g, int i, int depth) {
     return height;
 }
 
-// FM_OK, or FM_ERR_DECODE with a message when the item references form a cycle or nest too deeply.
+// FM_OK, or FM_ERR_DECODE with a message when the item references form a cycle or nest too deeply. Every `iref` of
+// every top-level `meta` is read into one graph: which of several libheif follows is its business, not ours.
 static fm_status fm_heif_check_references(const uint8_t *data, size_t size, fm_report *report) {
+    fm_ref_graph *g = NULL;
+    int overflow = 0;
     uint32_t type;
-    size_t payload, next, at = 0;
-    while (fm_box(data, at, size, &type, &payload, &next) && type != 0x6D657461) at = next;   // 'meta'
-    if (at >= size || type != 0x6D657461 || next - payload < 4) return FM_OK;
-    size_t end = next;
-    at = payload + 4;   // FullBox: version and flags
-    while (fm_box(data, at, end, &type, &payload, &next) && type != 0x69726566) at = next;   // 'iref'
-    if (at >= end || type != 0x69726566) return FM_OK;
-    fm_ref_graph *g = calloc(1, sizeof *g);
-    if (!g) { snprintf(report->message, FM_MSG_CAP, "cannot allocate memory to check item references"); return FM_ERR_MEMORY; }
+    size_t payload, next;
+    for (size_t at = 0; !overflow && fm_box(data, at, size, &type, &payload, &next); at = next) {
+        if (type != 0x6D657461 || next - payload < 4) continue;   // 'meta' (a FullBox: version and flags first)
+        uint32_t child;
+        size_t inner, after;
+        for (size_t c = payload + 4; !overflow && fm_box(data, c, next, &child, &inner, &after); c = after) {
+            if (child != 0x69726566) continue;   // 'iref'
+            if (!g && !(g = calloc(1, sizeof *g))) {
+                snprintf(report->message, FM_MSG_CAP, "cannot allocate memory to check item references");
+                return FM_ERR_MEMORY;
+            }
+            overflow = !fm_read_iref(data, inner, after, g);
+        }
+    }
+    if (!g) return FM_OK;
     fm_status s = FM_OK;
-    if (!fm_read_iref(data, payload, next, g)) {
+    if (overflow) {
         snprintf(report->message, FM_MSG_CAP, "more than %d item references or %d referenced items", FM_REF_MAX, FM_REF_TARGETS_MAX);
         s = FM_ERR_DECODE;
     } else {

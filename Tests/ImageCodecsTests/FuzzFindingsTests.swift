@@ -58,10 +58,14 @@ struct FuzzFindingsTests {
 
     /// heif-webp-decode: a 1,100-byte HEIC whose grid lists itself as its own tile (`iref` dimg 2 → 2). libheif 1.15
     /// follows references by recursion without noticing the cycle and overflowed the stack. The shim reads the item
-    /// references first and refuses a cycle before libheif sees the file.
-    @Test func gridThatIsItsOwnTileIsCorrupt() {
-        let bytes = TestPaths.read(TestPaths.fixture("ImageCodecsTests", "grid-self-reference.heic"))
-        #expect(bytes.count == 1_100)
+    /// references first and refuses a cycle before libheif sees the file. Two later findings: the same file with the
+    /// reference box's size field broken (libheif reads the IDs without using it) and with a second `meta` box after
+    /// the first.
+    @Test(arguments: [("grid-self-reference.heic", 1_100), ("grid-self-reference-bad-size.heic", 1_100),
+                      ("grid-self-reference-second-meta.heic", 2_068)])
+    func gridThatIsItsOwnTileIsCorrupt(file: String, size: Int) {
+        let bytes = TestPaths.read(TestPaths.fixture("ImageCodecsTests", file))
+        #expect(bytes.count == size)
         Self.expectCorruptHEIC(bytes, mentioning: "cycle")
         #expect(throws: ImageCodecError.self) { try ImageDecoder.probe(bytes) }
     }
