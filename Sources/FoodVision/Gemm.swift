@@ -1,5 +1,6 @@
 internal import CKernels
 import Foundation
+import Synchronization
 
 /// The arithmetic of the network's 1x1 convolutions and fully connected layers (nine tenths of its work).
 /// `fp32` is the reference and runs everywhere. `bf16` rounds weights (at load) and activations (per layer) to
@@ -18,13 +19,27 @@ public enum InferencePrecision: String, Sendable, CaseIterable, Codable {
     /// Whether this CPU runs the INT8 kernel (AVX-512 F, BW, VL and VNNI).
     public static let int8Supported: Bool = fm_vnni_supported() != 0
 
-    /// What inference uses unless told otherwise: `FOODMOMENT_PRECISION` (`fp32`, `bf16` or `int8`) when set, else
-    /// `bf16` where the CPU has it, else `fp32`. `int8` is not the default: it moves box mAP on ECUSTFD dev by 0.015
-    /// (docs/benchmarks.md). The parity tests ask for `fp32` explicitly; fine-tuning's own GEMMs are always FP32.
-    public static let automatic: InferencePrecision = {
-        let asked = ProcessInfo.processInfo.environment["FOODMOMENT_PRECISION"].flatMap(InferencePrecision.init(rawValue:))
-        return (asked ?? .bf16).available
-    }()
+    /// What inference uses unless told otherwise: what `choose(_:)` set (a command's `--precision`), else
+    /// `FOODMOMENT_PRECISION` (`fp32`, `bf16` or `int8`) when set, else `bf16` where the CPU has it, else `fp32`.
+    /// `int8` is not the default: it moves box mAP on ECUSTFD dev by 0.015 (docs/benchmarks.md). The parity tests
+    /// ask for `fp32` explicitly; fine-tuning's own GEMMs are always FP32.
+    public static var automatic: InferencePrecision {
+        processChoice.withLock { choice in
+            if let choice { return choice }
+            let asked = ProcessInfo.processInfo.environment["FOODMOMENT_PRECISION"].flatMap(InferencePrecision.init(rawValue:))
+            let resolved = (asked ?? .bf16).available
+            choice = resolved
+            return resolved
+        }
+    }
+
+    /// Makes `automatic` answer `precision` (where this CPU runs it) for the rest of the process. Models loaded
+    /// before keep their arithmetic, so executables call it before loading any.
+    public static func choose(_ precision: InferencePrecision) {
+        processChoice.withLock { $0 = precision.available }
+    }
+
+    private static let processChoice = Mutex<InferencePrecision?>(nil)
 
     /// Whether `.int8` runs a 1x1 convolution of this shape in INT8 (the others run in BF16).
     public static func int8Runs(inChannels: Int, outChannels: Int) -> Bool {

@@ -25,6 +25,37 @@ struct BatchCLITests {
         #expect(other.stdout.contains("from the journal") == !bf16, "\(other.stdout)")
     }
 
+    /// `--precision` does what FOODMOMENT_PRECISION does, and wins over it: the flag's arithmetic is the one the
+    /// journal's key records, and the numbers differ where the CPU has BF16.
+    @Test func thePrecisionFlagChoosesTheArithmetic() throws {
+        let home = TestPaths.makeTempDirectory("precision-flag-home")
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        func analyze(_ extra: [String], environment precision: String? = nil) throws -> ProcessResult {
+            var env = ProcessInfo.processInfo.environment
+            env["FOODMOMENT_HOME"] = home
+            env["FOODMOMENT_PRECISION"] = precision
+            return try runProcess(foodmomentBinary, ["analyze", samples + "/banana.jpg", "--json"] + extra, environment: env)
+        }
+        func topProbability(_ r: ProcessResult) -> Double? {
+            let photos = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]]
+            return ((photos?.first?["top"] as? [[String: Any]])?.first?["probability"] as? NSNumber)?.doubleValue
+        }
+        let fp32 = try analyze(["--precision", "fp32", "--no-journal"])
+        let bf16 = try analyze(["--precision", "bf16", "--no-journal"], environment: "fp32")
+        let envFP32 = try analyze(["--no-journal"], environment: "fp32")
+        #expect(fp32.status == 0 && bf16.status == 0 && envFP32.status == 0, "\(fp32.stderr)\(bf16.stderr)")
+        let hasBF16 = ((try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? "").contains(" avx512_bf16")
+        let p32 = try #require(topProbability(fp32)), p16 = try #require(topProbability(bf16))
+        #expect(topProbability(envFP32) == p32)
+        #expect((p32 != p16) == hasBF16, "fp32 \(p32), bf16 \(p16)")
+        // The journal: a result made in FP32 is not served to a BF16 run.
+        let first = try analyze(["--precision", "fp32"]), again = try analyze(["--precision", "bf16"])
+        #expect(first.status == 0 && again.status == 0)
+        #expect(topProbability(again) == (hasBF16 ? p16 : p32))
+        let unknown = try analyze(["--precision", "fp16"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("fp16"), "\(unknown.stderr)")
+    }
+
     func lines(_ text: String) -> [[String: Any]] {
         text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
