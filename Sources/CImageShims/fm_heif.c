@@ -165,6 +165,141 @@ static fm_status fm_heif_check_references(const uint8_t *data, size_t size, fm_r
     return s;
 }
 
+// ---- Canvas sizes of derived images, checked before libheif allocates them --------------------------------------------
+// A grid (`grid`) or overlay (`iovl`) item carries its own output size in its data, independent of the `ispe` our pixel
+// limit checks, and libheif 1.15 allocates that canvas as declared (a 1.2 KB file: 28009x28005, 2.3 GB, then a crash).
+// So those sizes are read here — item types from `iinf`, their data through `iloc` (in the file or in `idat`) — and a
+// canvas over the pixel limit is refused. Anything that does not parse is left to libheif (and to the size limit
+// narrowed in fm_heif_decode_rgb).
+
+enum { FM_DERIVED_MAX = 256 };
+
+static uint64_t fm_ben(const uint8_t *p, int n) {   // n = 0, 2, 4 or 8 big-endian bytes
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) v = v << 8 | p[i];
+    return v;
+}
+
+typedef struct {
+    uint32_t ids[FM_DERIVED_MAX];
+    uint32_t types[FM_DERIVED_MAX];
+    int count;
+    size_t idat, idat_end;   // payload of `idat` (idat_end 0: none)
+} fm_derived;
+
+// Grid and overlay items of an `iinf` payload [at, end) (infe version 2 and 3 carry the item type).
+static void fm_read_iinf(const uint8_t *data, size_t at, size_t end, fm_derived *d) {
+    if (end - at < 6) return;
+    at += data[at] == 0 ? 6 : 8;   // FullBox, then a 16- or 32-bit entry count
+    uint32_t type;
+    size_t payload, next;
+    for (; at < end && fm_box(data, at, end, &type, &payload, &next); at = next) {
+        if (type != 0x696E6665 || next - payload < 4) continue;   // 'infe'
+        int version = data[payload];
+        size_t p = payload + 4, idsize = version == 3 ? 4 : 2;
+        if (version < 2 || next - p < idsize + 2 + 4) continue;
+        uint32_t id = (uint32_t)fm_ben(data + p, (int)idsize);
+        uint32_t item_type = fm_be32(data + p + idsize + 2);
+        if ((item_type == 0x67726964 || item_type == 0x696F766C) && d->count < FM_DERIVED_MAX) {   // 'grid', 'iovl'
+            d->ids[d->count] = id;
+            d->types[d->count++] = item_type;
+        }
+    }
+}
+
+// Up to `want` bytes of an item's data (its extents in order); the number copied, 0 when they cannot be located.
+static size_t fm_item_bytes(const uint8_t *data, size_t size, const fm_derived *d, int method, uint64_t base,
+                            const uint8_t *extents, int count, int index_size, int offset_size, int length_size,
+                            uint8_t *out, size_t want) {
+    size_t got = 0;
+    for (int e = 0; e < count && got < want; e++) {
+        const uint8_t *x = extents + (size_t)e * (size_t)(index_size + offset_size + length_size) + index_size;
+        uint64_t offset = base + fm_ben(x, offset_size), length = fm_ben(x + offset_size, length_size);
+        size_t lo, hi;
+        if (method == 0) { lo = 0; hi = size; }
+        else if (method == 1 && d->idat_end) { lo = d->idat; hi = d->idat_end; }
+        else return 0;
+        if (offset > hi - lo) return 0;
+        size_t start = lo + (size_t)offset, avail = hi - start;
+        if (length == 0 || length > avail) length = avail;   // 0: to the end of the file or idat
+        for (size_t i = 0; i < length && got < want; i++) out[got++] = data[start + i];
+    }
+    return got;
+}
+
+// The largest canvas (width * height) that a grid or overlay of this `iloc` payload [at, end) declares; 0 if none.
+static uint64_t fm_largest_canvas(const uint8_t *data, size_t size, size_t at, size_t end, const fm_derived *d,
+                                  uint32_t *w_out, uint32_t *h_out) {
+    if (end - at < 8) return 0;
+    int version = data[at];
+    int offset_size = data[at + 4] >> 4, length_size = data[at + 4] & 15;
+    int base_size = data[at + 5] >> 4, index_size = version >= 1 ? data[at + 5] & 15 : 0;
+    size_t p = at + 6;
+    int wide = version == 2;
+    if ((offset_size != 0 && offset_size != 4 && offset_size != 8) || (length_size != 0 && length_size != 4 && length_size != 8) ||
+        (base_size != 0 && base_size != 4 && base_size != 8) || (index_size != 0 && index_size != 4 && index_size != 8)) return 0;
+    if (end - p < (size_t)(wide ? 4 : 2)) return 0;
+    uint32_t items = (uint32_t)fm_ben(data + p, wide ? 4 : 2);
+    p += wide ? 4 : 2;
+    uint64_t largest = 0;
+    for (uint32_t i = 0; i < items; i++) {
+        size_t head = (size_t)(wide ? 4 : 2) + (version >= 1 ? 2 : 0) + 2 + (size_t)base_size + 2;
+        if (end - p < head) break;
+        uint32_t id = (uint32_t)fm_ben(data + p, wide ? 4 : 2);
+        size_t q = p + (wide ? 4 : 2);
+        int method = 0;
+        if (version >= 1) { method = data[q + 1] & 15; q += 2; }
+        q += 2;   // data reference index
+        uint64_t base = fm_ben(data + q, base_size);
+        q += (size_t)base_size;
+        int count = (int)fm_ben(data + q, 2);
+        q += 2;
+        size_t per = (size_t)(index_size + offset_size + length_size);
+        if ((size_t)count > (end - q) / (per ? per : 1)) break;
+        for (int k = 0; k < d->count; k++) {
+            if (d->ids[k] != id) continue;
+            uint8_t b[24];
+            size_t got = fm_item_bytes(data, size, d, method, base, data + q, count, index_size, offset_size, length_size, b, sizeof b);
+            // grid: version, flags, rows - 1, columns - 1, then the size; iovl: version, flags, 4 fill values, then the size.
+            size_t at_size = d->types[k] == 0x67726964 ? 4 : 10;
+            int fieldsize = got >= 2 && (b[1] & 1) ? 4 : 2;
+            if (got < at_size + 2 * (size_t)fieldsize) continue;
+            uint32_t w = (uint32_t)fm_ben(b + at_size, fieldsize), h = (uint32_t)fm_ben(b + at_size + fieldsize, fieldsize);
+            if ((uint64_t)w * h > largest) { largest = (uint64_t)w * h; *w_out = w; *h_out = h; }
+        }
+        p = q + (size_t)count * per;
+    }
+    return largest;
+}
+
+// FM_OK, or FM_ERR_LIMIT with a message when a grid or overlay declares a canvas of more than `max_pixels`.
+static fm_status fm_heif_check_canvas(const uint8_t *data, size_t size, uint64_t max_pixels, fm_report *report) {
+    fm_derived d;
+    uint32_t type;
+    size_t payload, next;
+    for (size_t at = 0; fm_box(data, at, size, &type, &payload, &next); at = next) {
+        if (type != 0x6D657461 || next - payload < 4) continue;   // 'meta'
+        memset(&d, 0, sizeof d);
+        uint32_t child;
+        size_t inner, after;
+        for (size_t c = payload + 4; fm_box(data, c, next, &child, &inner, &after); c = after) {
+            if (child == 0x69696E66) fm_read_iinf(data, inner, after, &d);                    // 'iinf'
+            if (child == 0x69646174 && !d.idat_end) { d.idat = inner; d.idat_end = after; }   // 'idat'
+        }
+        if (d.count == 0) continue;
+        for (size_t c = payload + 4; fm_box(data, c, next, &child, &inner, &after); c = after) {
+            if (child != 0x696C6F63) continue;   // 'iloc'
+            uint32_t w = 0, h = 0;
+            if (fm_largest_canvas(data, size, inner, after, &d, &w, &h) > max_pixels) {
+                snprintf(report->message, FM_MSG_CAP, "its image grid declares a %ux%u canvas = %llu pixels, over the limit of %llu pixels",
+                         w, h, (unsigned long long)w * h, (unsigned long long)max_pixels);
+                return FM_ERR_LIMIT;
+            }
+        }
+    }
+    return FM_OK;
+}
+
 /// Context + primary image handle over caller-owned bytes (no copy): both released by fm_heif_close.
 static fm_status fm_heif_open(const uint8_t *data, size_t size, struct heif_context **ctx, struct heif_image_handle **handle,
                               fm_report *report) {
@@ -234,11 +369,13 @@ fm_status fm_heif_info_read(const uint8_t *data, size_t size, fm_heif_info *info
     return s;
 }
 
-fm_status fm_heif_decode_rgb(const uint8_t *data, size_t size, int use_thumbnail, uint8_t *out, size_t out_size,
-                             uint32_t *out_width, uint32_t *out_height, fm_report *report) {
+fm_status fm_heif_decode_rgb(const uint8_t *data, size_t size, int use_thumbnail, uint64_t max_pixels, uint8_t *out,
+                             size_t out_size, uint32_t *out_width, uint32_t *out_height, fm_report *report) {
     fm_report_reset(report);
     *out_width = 0; *out_height = 0;
     if (!data || size == 0 || !out) return FM_ERR_ARGUMENT;
+    fm_status canvas = fm_heif_check_canvas(data, size, max_pixels, report);
+    if (canvas != FM_OK) return canvas;
     struct heif_context *ctx = NULL;
     struct heif_image_handle *handle = NULL;
     fm_status s = fm_heif_open(data, size, &ctx, &handle, report);

@@ -224,7 +224,8 @@ public enum ImageDecoder {
         let pixels = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             buffer.initialize(repeating: 0)
             status = bytes.withUnsafeBufferPointer { src in
-                fm_heif_decode_rgb(src.baseAddress, src.count, useThumbnail ? 1 : 0, buffer.baseAddress, size, &gotW, &gotH, &report)
+                fm_heif_decode_rgb(src.baseAddress, src.count, useThumbnail ? 1 : 0, UInt64(options.maxPixels), buffer.baseAddress, size,
+                                   &gotW, &gotH, &report)
             }
             count = size
         }

@@ -42,12 +42,29 @@ struct FuzzFindingsTests {
     }
 
     /// heif-webp-decode: a 1,219-byte HEIC whose primary item is a grid with a 48x32 `ispe` (inside every limit) while the
-    /// grid's own data declares a 28009x28005 canvas. libheif allocated that canvas (2.3 GB) and then crashed the process;
-    /// the shim narrows libheif's size limit to the checked header size, so it is a corrupt file, named as such.
-    @Test func gridDeclaringAHugeCanvasBehindASmallHeaderIsCorrupt() {
+    /// grid's own data declares a 28009x28005 canvas; and the same with a 31280x32 `ispe` (1 MP, still inside the limit,
+    /// and wide enough that a limit on the longest side lets the canvas through). libheif allocated that canvas (2.3 GB)
+    /// and then crashed the process. The shim reads each grid's declared canvas and refuses one over the pixel limit
+    /// before libheif allocates; under a raised limit, libheif's own size limit (narrowed to the header's size) still
+    /// refuses the first file as corrupt.
+    @Test(arguments: [("grid-canvas-bomb.heic", 1_219), ("grid-canvas-bomb-wide-header.heic", 1_125)])
+    func gridDeclaringAHugeCanvasIsRefused(file: String, size: Int) throws {
+        let bytes = TestPaths.read(TestPaths.fixture("ImageCodecsTests", file))
+        #expect(bytes.count == size)
+        let error = #expect(throws: ImageCodecError.self) { try ImageDecoder.decode(bytes) }
+        guard case .resourceLimit(let detail)? = error else { Issue.record("expected a resource limit, got \(String(describing: error))"); return }
+        #expect(detail.contains("28009x28005") && detail.contains("784392045 pixels"), "\(detail)")
+    }
+
+    @Test func gridLargerThanItsHeaderUnderARaisedLimitIsCorrupt() {
         let bytes = TestPaths.read(TestPaths.fixture("ImageCodecsTests", "grid-canvas-bomb.heic"))
-        #expect(bytes.count == 1_219)
-        Self.expectCorruptHEIC(bytes, mentioning: "48x32", "28009x28005")
+        do throws(ImageCodecError) {
+            let d = try ImageDecoder.decode(bytes, options: DecodeOptions(maxPixels: 1_000_000_000))
+            Issue.record("decoded \(d.image.width)x\(d.image.height)")
+        } catch {
+            guard case .corrupt(.heic, let detail) = error else { Issue.record("expected corrupt HEIC, got \(error)"); return }
+            #expect(detail.contains("48x32") && detail.contains("28009x28005"), "\(detail)")
+        }
     }
 
     /// heif-webp-decode: a 1,100-byte HEIC whose grid lists itself as its own tile (`iref` dimg 2 → 2). libheif 1.15

@@ -102,9 +102,10 @@ typedef struct {
 fm_status fm_heif_info_read(const uint8_t *data, size_t size, fm_heif_info *info, fm_report *report);
 
 /// Decodes the primary image, or its largest thumbnail when `use_thumbnail`, to RGB8 with its transformations
-/// applied (upright) into `out`, whose size must be the announced width * height * 3.
-fm_status fm_heif_decode_rgb(const uint8_t *data, size_t size, int use_thumbnail, uint8_t *out, size_t out_size,
-                             uint32_t *out_width, uint32_t *out_height, fm_report *report);
+/// applied (upright) into `out`, whose size must be the announced width * height * 3. A grid or overlay whose own
+/// canvas has more than `max_pixels` pixels is refused (FM_ERR_LIMIT) before libheif allocates it.
+fm_status fm_heif_decode_rgb(const uint8_t *data, size_t size, int use_thumbnail, uint64_t max_pixels, uint8_t *out,
+                             size_t out_size, uint32_t *out_width, uint32_t *out_height, fm_report *report);
 
 /// Copies the primary image's first Exif block (a 4-byte big-endian offset, then TIFF data) into `out` of exactly
 /// `out_size` = `fm_heif_info.exif_size` bytes.
