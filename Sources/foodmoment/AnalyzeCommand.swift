@@ -29,6 +29,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
           foodmoment analyze lunch.jpg dinner.png --json
           foodmoment analyze ~/Photos --json > results.json
           foodmoment analyze ~/Photos --decode-only
+          foodmoment analyze ~/Photos --precision fp32   the reference arithmetic
           foodmoment analyze ~/Photos --log            also merge into the meal diary
           foodmoment analyze copied/ --log --date 2026-11-24 --time 19:30   photos without EXIF time
           foodmoment analyze /corpus --ndjson --shard 3/8 > part-3.ndjson
@@ -111,7 +112,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Nutrition database folder (default: the bundled nutrition-db/, or $FOODMOMENT_NUTRITION_DB).", valueName: "dir"))
     var nutritionDb: String?
 
-    @Option(help: ArgumentHelp("Arithmetic of the network's 1x1 convolutions: fp32 (the reference), bf16 (AVX-512 BF16) or int8 (AVX-512 VNNI; moves boxes slightly more). Default: bf16 where the CPU has it, else fp32 (or $FOODMOMENT_PRECISION). A CPU without the instructions runs fp32.", valueName: "fp32|bf16|int8"))
+    @Option(help: ArgumentHelp("Arithmetic of the network's 1x1 convolutions: fp32 (the reference), bf16 (AVX-512 BF16) or int8 (AVX-512 VNNI; moves boxes slightly more). Default: bf16 where the CPU has it, else fp32 (or $FOODMOMENT_PRECISION). A CPU without the instructions falls back (to fp32 at worst).", valueName: "fp32|bf16|int8"))
     var precision: InferencePrecision?
 
     @Option(parsing: .unconditional, help: "Photos analysed at once (one model instance each).")
