@@ -42,6 +42,12 @@ typedef struct {
 
 static uint32_t fm_be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 
+static uint64_t fm_ben(const uint8_t *p, int n) {   // n = 0, 2, 4 or 8 big-endian bytes
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) v = v << 8 | p[i];
+    return v;
+}
+
 // The box at `at` inside [at, end): its type and payload, a box longer than what is left taken as ending at `end`;
 // 0 when not even its header fits.
 static int fm_box(const uint8_t *data, size_t at, size_t end, uint32_t *type, size_t *payload, size_t *next) {
@@ -78,16 +84,16 @@ static int fm_read_iref(const uint8_t *data, size_t at, size_t end, fm_ref_graph
         if (p > end || end - p < idsize + 2) break;
         if (g->nrefs == FM_REF_MAX) return 0;
         fm_ref *r = &g->refs[g->nrefs];
-        r->from = idsize == 4 ? fm_be32(data + p) : (uint32_t)(data[p] << 8 | data[p + 1]);
+        r->from = (uint32_t)fm_ben(data + p, (int)idsize);
         p += idsize;
-        uint32_t count = (uint32_t)(data[p] << 8 | data[p + 1]);
+        uint32_t count = (uint32_t)fm_ben(data + p, 2);
         p += 2;
         if ((size_t)count > (end - p) / idsize) count = (uint32_t)((end - p) / idsize);   // what is there
         if ((size_t)g->ntargets + count > FM_REF_TARGETS_MAX) return 0;
         r->first = (uint32_t)g->ntargets;
         r->count = count;
         for (uint32_t i = 0; i < count; i++, p += idsize) {
-            g->targets[g->ntargets++] = idsize == 4 ? fm_be32(data + p) : (uint32_t)(data[p] << 8 | data[p + 1]);
+            g->targets[g->ntargets++] = (uint32_t)fm_ben(data + p, (int)idsize);
         }
         g->nrefs++;
         at = p;
@@ -174,12 +180,6 @@ static fm_status fm_heif_check_references(const uint8_t *data, size_t size, fm_r
 
 enum { FM_DERIVED_MAX = 256 };
 
-static uint64_t fm_ben(const uint8_t *p, int n) {   // n = 0, 2, 4 or 8 big-endian bytes
-    uint64_t v = 0;
-    for (int i = 0; i < n; i++) v = v << 8 | p[i];
-    return v;
-}
-
 typedef struct {
     uint32_t ids[FM_DERIVED_MAX];
     uint32_t types[FM_DERIVED_MAX];
@@ -211,14 +211,14 @@ static void fm_read_iinf(const uint8_t *data, size_t at, size_t end, fm_derived 
 static size_t fm_item_bytes(const uint8_t *data, size_t size, const fm_derived *d, int method, uint64_t base,
                             const uint8_t *extents, int count, int index_size, int offset_size, int length_size,
                             uint8_t *out, size_t want) {
+    size_t lo, hi;   // where offsets count from: the file (method 0) or `idat` (method 1)
+    if (method == 0) { lo = 0; hi = size; }
+    else if (method == 1 && d->idat_end) { lo = d->idat; hi = d->idat_end; }
+    else return 0;
     size_t got = 0;
     for (int e = 0; e < count && got < want; e++) {
         const uint8_t *x = extents + (size_t)e * (size_t)(index_size + offset_size + length_size) + index_size;
         uint64_t offset = base + fm_ben(x, offset_size), length = fm_ben(x + offset_size, length_size);
-        size_t lo, hi;
-        if (method == 0) { lo = 0; hi = size; }
-        else if (method == 1 && d->idat_end) { lo = d->idat; hi = d->idat_end; }
-        else return 0;
         if (offset > hi - lo) return 0;
         size_t start = lo + (size_t)offset, avail = hi - start;
         if (length == 0 || length > avail) length = avail;   // 0: to the end of the file or idat
