@@ -150,6 +150,6 @@ let package = Package(
             dependencies: ["BatchStore", "FoodMoment", "FoodRecognition", "MealStore", "FoodCore", "Nutrition", "ImageCodecs", "FoodMomentTestSupport", "foodmoment"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "CLITests", dependencies: ["FoodCore", "ImageCodecs", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
     ]
 )

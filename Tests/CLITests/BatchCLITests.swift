@@ -1,4 +1,5 @@
 import FoodMomentTestSupport
+import FoodVision
 import Foundation
 import Testing
 
@@ -7,22 +8,25 @@ import Testing
 struct BatchCLITests {
     let samples = TestPaths.repoRoot + "/samples"
 
+    /// `foodmoment analyze samples/banana.jpg` with its data folder in `home` and, when given, FOODMOMENT_PRECISION.
+    func analyzeBanana(home: String, _ extra: [String] = [], precisionVariable: String? = nil) throws -> ProcessResult {
+        var env = ProcessInfo.processInfo.environment
+        env["FOODMOMENT_HOME"] = home
+        env["FOODMOMENT_PRECISION"] = precisionVariable
+        return try runProcess(foodmomentBinary, ["analyze", samples + "/banana.jpg"] + extra, environment: env)
+    }
+
     /// A result made in one arithmetic is not served to a run in another: the precision is part of the journal's key
     /// (where the CPU has no BF16, `bf16` runs FP32 and the journal rightly serves it).
     @Test func aRunInAnotherPrecisionAnalysesAgain() throws {
         let home = TestPaths.makeTempDirectory("precision-home")
         defer { try? FileManager.default.removeItem(atPath: home) }
-        func analyze(_ precision: String) throws -> ProcessResult {
-            var env = ProcessInfo.processInfo.environment
-            env["FOODMOMENT_HOME"] = home
-            env["FOODMOMENT_PRECISION"] = precision
-            return try runProcess(foodmomentBinary, ["analyze", samples + "/banana.jpg"], environment: env)
-        }
-        let first = try analyze("fp32"), same = try analyze("fp32"), other = try analyze("bf16")
+        let first = try analyzeBanana(home: home, precisionVariable: "fp32")
+        let same = try analyzeBanana(home: home, precisionVariable: "fp32")
+        let other = try analyzeBanana(home: home, precisionVariable: "bf16")
         #expect(first.status == 0 && same.status == 0 && other.status == 0, "\(first.stderr)\(other.stderr)")
         #expect(!first.stdout.contains("from the journal") && same.stdout.contains("0 analysed, 1 from the journal"))
-        let bf16 = ((try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? "").contains(" avx512_bf16")
-        #expect(other.stdout.contains("from the journal") == !bf16, "\(other.stdout)")
+        #expect(other.stdout.contains("from the journal") == !InferencePrecision.bf16Supported, "\(other.stdout)")
     }
 
     /// `--precision` does what FOODMOMENT_PRECISION does, and wins over it: the flag's arithmetic is the one the
@@ -31,10 +35,7 @@ struct BatchCLITests {
         let home = TestPaths.makeTempDirectory("precision-flag-home")
         defer { try? FileManager.default.removeItem(atPath: home) }
         func analyze(_ extra: [String], environment precision: String? = nil) throws -> ProcessResult {
-            var env = ProcessInfo.processInfo.environment
-            env["FOODMOMENT_HOME"] = home
-            env["FOODMOMENT_PRECISION"] = precision
-            return try runProcess(foodmomentBinary, ["analyze", samples + "/banana.jpg", "--json"] + extra, environment: env)
+            try analyzeBanana(home: home, ["--json"] + extra, precisionVariable: precision)
         }
         func topProbability(_ r: ProcessResult) -> Double? {
             let photos = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]]
@@ -44,7 +45,7 @@ struct BatchCLITests {
         let bf16 = try analyze(["--precision", "bf16", "--no-journal"], environment: "fp32")
         let envFP32 = try analyze(["--no-journal"], environment: "fp32")
         #expect(fp32.status == 0 && bf16.status == 0 && envFP32.status == 0, "\(fp32.stderr)\(bf16.stderr)")
-        let hasBF16 = ((try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? "").contains(" avx512_bf16")
+        let hasBF16 = InferencePrecision.bf16Supported
         let p32 = try #require(topProbability(fp32)), p16 = try #require(topProbability(bf16))
         #expect(topProbability(envFP32) == p32)
         #expect((p32 != p16) == hasBF16, "fp32 \(p32), bf16 \(p16)")
