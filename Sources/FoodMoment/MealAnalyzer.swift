@@ -178,6 +178,7 @@ public final class MealAnalyzer: @unchecked Sendable {
                 timings["decode"] = summary.decodeMilliseconds
                 timings["total"] = (ContinuousClock.now - start).milliseconds
                 result.timings = timings
+                result.precision = recognizer.backbone.precision
                 if let db = nutrition {
                     let items = recognition.foods.compactMap { f in db.food(forLabel: f.label).map { (food: $0, grams: f.grams) } }
                     let flags = Plausibility.check(items)

@@ -72,6 +72,9 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     public var top: [LabelScore]?
     /// Milliseconds per stage.
     public var timings: [String: Double]?
+    /// The arithmetic of the backbone's 1×1 convolutions that recognised the photo (`--precision`); nil when
+    /// recognition did not run. Answers can differ slightly between arithmetics, so a result says which it came from.
+    public var precision: InferencePrecision?
     /// The scale reference (a coin) found in the photo; it is never one of `foods`.
     public var reference: ReferenceObject?
     /// Plausibility flags on the nutrition (kcal per gram out of range for the food, Atwater mismatch, a meal
@@ -85,7 +88,7 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     public var skipReason: String?
 
     enum CodingKeys: String, CodingKey {
-        case file, decode, error, foods, unknown, top, timings, flags, totals, refinement, reference
+        case file, decode, error, foods, unknown, top, timings, precision, flags, totals, refinement, reference
         case photoHash = "photo_hash", skipReason = "skip_reason"
     }
 
@@ -125,6 +128,7 @@ public struct PhotoResult: Sendable, Codable, Equatable {
         try c.encodeIfPresent(unknown, forKey: .unknown)
         try c.encodeIfPresent(top, forKey: .top)
         try c.encodeIfPresent(timings, forKey: .timings)
+        try c.encodeIfPresent(precision, forKey: .precision)
         try c.encodeIfPresent(reference, forKey: .reference)
         try c.encodeIfPresent(flags, forKey: .flags)
         try c.encodeIfPresent(totals, forKey: .totals)

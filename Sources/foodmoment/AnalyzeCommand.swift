@@ -275,6 +275,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         text += ", \(s.foods) foods"
         if s.fromJournal > 0 { text += ", \(s.analysed) analysed, \(s.fromJournal) from the journal" }
         text += String(format: ", %.1f s, %.1f photos/s on %d thread%@", s.seconds, s.photosPerSecond, s.workers, s.workers == 1 ? "" : "s")
+        text += " in \(InferencePrecision.automatic.rawValue.uppercased())"   // which arithmetic the answers came from
         if log {
             text += "; diary: \(s.mealsCreated) meals created, \(s.mealsMerged) photos merged into meals, \(s.duplicates) already logged"
             if s.unknown > 0 { text += ", \(s.unknown) unrecognised (logged as such)" }

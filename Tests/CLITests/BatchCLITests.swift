@@ -49,10 +49,18 @@ struct BatchCLITests {
         let p32 = try #require(topProbability(fp32)), p16 = try #require(topProbability(bf16))
         #expect(topProbability(envFP32) == p32)
         #expect((p32 != p16) == hasBF16, "fp32 \(p32), bf16 \(p16)")
+        // Each result and the summary line say which arithmetic the answers came from.
+        func precision(_ r: ProcessResult) -> String? {
+            let photos = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]]
+            return photos?.first?["precision"] as? String
+        }
+        let bf16Name = hasBF16 ? "bf16" : "fp32"
+        #expect(precision(fp32) == "fp32" && precision(envFP32) == "fp32" && precision(bf16) == bf16Name)
+        #expect(fp32.stderr.contains("on 1 thread in FP32") && bf16.stderr.contains("in \(bf16Name.uppercased())"), "\(fp32.stderr)")
         // The journal: a result made in FP32 is not served to a BF16 run.
         let first = try analyze(["--precision", "fp32"]), again = try analyze(["--precision", "bf16"])
         #expect(first.status == 0 && again.status == 0)
-        #expect(topProbability(again) == (hasBF16 ? p16 : p32))
+        #expect(topProbability(again) == (hasBF16 ? p16 : p32) && precision(again) == bf16Name)
         let unknown = try analyze(["--precision", "fp16"])
         #expect(unknown.status == 2 && unknown.stderr.contains("fp16"), "\(unknown.stderr)")
     }
