@@ -47,6 +47,27 @@ public struct Recognition: Sendable, Codable, Equatable {
     public var timings: [String: Double]
     /// The scale reference (coin) found in the photo, if any; never one of `foods`.
     public var reference: ReferenceObject?
+    /// True when the boxes came from the whole-photo pass's map because `RecognitionCalibration.localisationGate`
+    /// judged the localisation pass unnecessary; nil when that pass ran (or there is none).
+    public var localisationSkipped: Bool?
+}
+
+/// When the whole-photo pass shows one food alone, confidently, with no coin and not on a shared plate, its own 7×7
+/// map gives that food's box and the localisation pass (two thirds of the network's work) is skipped. Every other
+/// photo — a plate, several foods, a coin (whose finder needs the finer map), an unsure label — gets the pass.
+public struct LocalisationGate: Sendable, Codable, Equatable {
+    /// The food head's best whole-photo probability must reach this.
+    public var minTopProbability: Float
+    /// No cell of the whole-photo map may reach this coin probability (the coin head on the 7×7 map).
+    public var maxCoinProbability: Float
+    /// How the numbers were chosen.
+    public var note: String?
+
+    public init(minTopProbability: Float, maxCoinProbability: Float, note: String? = nil) {
+        self.minTopProbability = minTopProbability
+        self.maxCoinProbability = maxCoinProbability
+        self.note = note
+    }
 }
 
 /// Thresholds chosen by `foodmoment dev calibrate` on dev photos and non-food photos (see README).
@@ -83,6 +104,8 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     /// 448×448. The cell detector and the coin head must be trained the same way (`train-cells --keep-aspect`,
     /// `train-reference` follows this file).
     public var keepAspect: Bool = false
+    /// When the localisation pass may be skipped (see `LocalisationGate`); nil = it always runs.
+    public var localisationGate: LocalisationGate?
     public var note: String = "defaults"
 
     public init() {}
@@ -90,6 +113,7 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case unknownThreshold, cellThreshold, singleFoodCellThreshold, candidateThreshold, foodContextThreshold, confidentFoodProbability
         case matcherThreshold, embeddingSource, consolidate, keepAspect, note
+        case localisationGate = "localisationGate"
         // The file format's keys keep their original spelling.
         case localizationSize = "localisationSize", localizer = "localiser"
     }
@@ -111,6 +135,7 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
         localizer = try c.decodeIfPresent(Localizer.self, forKey: .localizer) ?? d.localizer
         consolidate = try c.decodeIfPresent(Bool.self, forKey: .consolidate) ?? d.consolidate
         keepAspect = try c.decodeIfPresent(Bool.self, forKey: .keepAspect) ?? d.keepAspect
+        localisationGate = try c.decodeIfPresent(LocalisationGate.self, forKey: .localisationGate)
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? d.note
     }
 }
@@ -315,6 +340,8 @@ public final class FoodRecognizer: @unchecked Sendable {
         /// The localisation pass's block output at the food top's tap, for the food top's map (activation-map boxes).
         var block: FloatImage?
         var foodTop: FoodTop?
+        /// The boxes come from the whole-photo pass: the gate let the localisation pass go.
+        var localisationSkipped = false
 
         /// The food map over the same cells (the fine-tuned top's when there is one); computed only when needed.
         func foodMap() throws -> FloatImage {
@@ -358,6 +385,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         }
         var whole: [(embedding: [Float], logits: [Float])]
         var localMap: FloatImage?, localBlock: FloatImage?
+        var skipped = false
         if calibration.embeddingSource == .localization {
             let input = ImageResampler.tensor(from: image, mode: .stretch, size: max(localSize, Self.inputSize),
                                               normalization: .efficientNetLite)
@@ -370,7 +398,20 @@ public final class FoodRecognizer: @unchecked Sendable {
             let localInput = localSize > Self.inputSize
                 ? LocalizationInput.tensor(image, size: localSize, keepAspect: calibration.keepAspect) : nil
             lap("preprocess")
-            if let localInput {
+            if let localInput, let gate = calibration.localisationGate, foodTop?.blocks.isEmpty ?? true {
+                // The whole-photo pass with its map, for the gate (and for the boxes when the gate says so).
+                let outs = try backbone.forward(inputs, includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap)
+                whole = try foodTop.map { top in try outs.map { try foodEmbedding($0, top: top) } } ?? outs.map { ($0.embedding, $0.logits) }
+                lap("backbone")
+                if let first = outs.first, let wholeMap = first.featureMap,
+                   try gateEvidence(embedding: Self.meanOf(whole.map(\.embedding)), map: wholeMap)?.allowsSkipping(gate) == true {
+                    localMap = wholeMap; localBlock = first.blockOutput
+                    skipped = true
+                } else {
+                    let local = try backbone.forward([localInput], includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap).first
+                    localMap = local?.featureMap; localBlock = local?.blockOutput
+                }
+            } else if let localInput {
                 whole = try embeddings(of: inputs)
                 lap("backbone")
                 let local = try backbone.forward([localInput], includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap).first
@@ -383,10 +424,51 @@ public final class FoodRecognizer: @unchecked Sendable {
             }
         }
         guard let map = localMap, !whole.isEmpty else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
-        lap("backbone_local")
+        if !skipped { lap("backbone_local") }
         return Passes(embedding: Self.meanOf(whole.map(\.embedding)), logits: Self.meanOf(whole.map(\.logits)), map: map,
-                      block: localBlock, foodTop: foodTop)
+                      block: localBlock, foodTop: foodTop, localisationSkipped: skipped)
     }
+
+    /// What the gate reads on the whole-photo pass: the head's best probability, the plate head, the coin head's
+    /// highest cell and the foods the cell detector finds on the 7×7 map.
+    public struct GateEvidence: Sendable, Equatable {
+        public var topProbability: Float
+        public var plate: Bool
+        /// The highest coin probability of a cell (0 without a coin finder).
+        public var coinProbability: Float
+        /// Foods the cell detector answers on the whole-photo map (after the same rules as the answer itself).
+        public var foods: Int
+
+        public init(topProbability: Float, plate: Bool, coinProbability: Float, foods: Int) {
+            self.topProbability = topProbability; self.plate = plate; self.coinProbability = coinProbability; self.foods = foods
+        }
+
+        /// Whether `gate` lets the localisation pass go.
+        public func allowsSkipping(_ gate: LocalisationGate) -> Bool {
+            topProbability >= gate.minTopProbability && !plate && coinProbability < gate.maxCoinProbability && foods <= 1
+        }
+    }
+
+    /// The gate's evidence for a photo, whatever this recogniser's gate says (`dev eval-gate` scores thresholds with it).
+    public func gateEvidence(_ image: RGBImage) throws -> GateEvidence? {
+        var c = calibration
+        c.localizationSize = 0
+        c.localisationGate = nil
+        let passes = try (c == calibration ? self : with(calibration: c)).forwardPasses(image)
+        return try gateEvidence(embedding: passes.embedding, map: passes.map)
+    }
+
+    /// The gate's evidence for one photo's whole-photo embedding and map (~0.2 ms on a 7×7 map); nil where boxes do
+    /// not come from the cell detector (then the pass always runs).
+    public func gateEvidence(embedding: [Float], map: FloatImage) throws -> GateEvidence? {
+        guard let cellDetector, calibration.localizer == .cells else { return nil }
+        let top = try head.predict(embedding)
+        let plate = try plateHead?.isPlate(embedding) ?? false
+        let coin = coinFinder?.cellProbabilities(map).max() ?? 0
+        let found = detectCells(cellDetector, map: map, global: top, plate: plate, reference: nil, imageSize: (map.width, map.height))
+        return GateEvidence(topProbability: top.first?.probability ?? 0, plate: plate, coinProbability: coin, foods: found.count)
+    }
+
 
     /// The element-wise mean of equally long vectors.
     static func meanOf(_ vectors: [[Float]]) -> [Float] {
@@ -439,7 +521,8 @@ public final class FoodRecognizer: @unchecked Sendable {
             unknown = true
         }
         lap("localise")
-        return (Recognition(foods: foods, unknown: unknown, top: Array(top.prefix(5)), timings: timings, reference: reference),
+        return (Recognition(foods: foods, unknown: unknown, top: Array(top.prefix(5)), timings: timings, reference: reference,
+                            localisationSkipped: passes.localisationSkipped ? true : nil),
                 foodMass)
     }
 

@@ -254,6 +254,102 @@ struct EvalDetectCommand: AsyncParsableCommand {
     }
 }
 
+struct EvalGateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "eval-gate",
+        abstract: "Choose or check the localisation gate: what skipping the localisation pass would change, photo by photo.",
+        discussion: """
+        Runs every photo through stage 1 twice — with the localisation pass and with boxes from the whole-photo \
+        7×7 map (what a photo the gate lets through gets) — and records the gate's evidence (the head's best \
+        probability, the plate head, the coin head's highest cell, the foods the cell detector finds on the 7×7 \
+        map). Then, for each gate of a grid (or the one of --gate / calibration.json), per set: how many photos \
+        would skip the pass, and of those how many keep the same foods, lose a coin, keep their box and grams. \
+        Choose thresholds on training photos, report on held-out ones.
+
+        Examples:
+          foodmoment dev eval-gate --images ../shared/data/images/train --fold 0/4 --detection ../shared/data/detection/ecustfd.jsonl
+          foodmoment dev eval-gate --images ../shared/data/images/dev --gate 0.8,0.1 --csv /tmp/gate.csv
+        """
+    )
+
+    @Option(help: "Folder with one subfolder of photos per label (repeatable).") var images: [String] = []
+    @Option(help: "Detection JSON-lines files (repeatable).") var detection: [String] = []
+    @Option(help: "Only fold K of N of the --images photos (K/N, by file-name hash, as `dev eval --fold`).") var fold: String?
+    @Option(help: "Only detection records of these subsets (comma-separated names as eval-detect prints them).") var subsets: String?
+    @Option(help: "Threads.") var threads = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: "Models folder.") var models: String?
+    @Option(help: "Score only this gate (TOP,COIN) instead of the grid (default: the grid, plus calibration.json's gate).") var gate: String?
+    @Option(help: "Write one CSV row per photo (evidence and both answers) to FILE.") var csv: String?
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        var photos: [(path: String, set: String)] = []
+        for folder in images {
+            var samples = try TrainingSet.folders(folder, sources: [], excluding: [])
+            if let fold {
+                let parts = fold.split(separator: "/").compactMap { UInt64($0) }
+                guard parts.count == 2, parts[1] > 0, parts[0] < parts[1] else { throw ValidationError("--fold is K/N with 0 ≤ K < N, not \(fold)") }
+                samples = samples.filter { SplitMix64.fnv1a(($0.path as NSString).lastPathComponent) % parts[1] == parts[0] }
+            }
+            photos += samples.map { ($0.path, "images (\(LabelGroup.group(of: $0.label)))") }
+        }
+        let wanted = commaSet(subsets)
+        for file in detection {
+            for r in try DetectionRecord.load(jsonl: file) where wanted.isEmpty || wanted.contains(DetectionEvaluator.subsetName(r)) {
+                photos.append((r.image, DetectionEvaluator.subsetName(r)))
+            }
+        }
+        guard !photos.isEmpty else { throw ValidationError("give --images FOLDER and/or --detection FILE.jsonl") }
+        let recognizers = try loadRecognizers(threads: threads, models: models)
+        let progress = ProgressLine(total: photos.count)
+        let rows = GateProbe(recognizers: recognizers).run(photos) { _, _ in progress.advance("eval-gate") }
+        progress.finish()
+        let ok = rows.compactMap { $0 }
+        if ok.count < rows.count { Output.note("note: \(rows.count - ok.count) photos could not be analysed") }
+        if let csv {
+            var text = "path,set,top_probability,plate,coin_probability,whole_map_foods,labels,unknown,whole_map_labels,whole_map_unknown,box_iou,grams_ratio,box_area,whole_map_box_area,coin\n"
+            for r in ok {
+                let fields: [String] = [r.path, r.set, "\(r.topProbability)", "\(r.plate)", "\(r.coinProbability)", "\(r.wholeMapFoods)",
+                                        r.labels.joined(separator: " "), "\(r.unknown)", r.wholeMapLabels.joined(separator: " "),
+                                        "\(r.wholeMapUnknown)", r.boxIoU.map { "\($0)" } ?? "", r.gramsRatio.map { "\($0)" } ?? "",
+                                        r.boxArea.map { "\($0)" } ?? "", r.wholeMapBoxArea.map { "\($0)" } ?? "", "\(r.coin)"]
+                text += fields.map { $0.contains(",") || $0.contains("\"") ? "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : $0 }
+                    .joined(separator: ",") + "\n"
+            }
+            try Data(text.utf8).write(to: URL(fileURLWithPath: csv))
+        }
+        var gates: [LocalisationGate] = []
+        if let gate {
+            let parts = gate.split(separator: ",").compactMap { Float($0) }
+            guard parts.count == 2 else { throw ValidationError("--gate is TOP,COIN, not \(gate)") }
+            gates = [LocalisationGate(minTopProbability: parts[0], maxCoinProbability: parts[1])]
+        } else {
+            for top: Float in [0.5, 0.6, 0.7, 0.8, 0.9, 0.95] {
+                for coin: Float in [0.02, 0.05, 0.1, 0.2, 0.4] { gates.append(LocalisationGate(minTopProbability: top, maxCoinProbability: coin)) }
+            }
+            if let shipped = recognizers[0].calibration.localisationGate { gates.append(shipped) }
+        }
+        let scored = gates.map { g in (gate: g, scores: GateProbe.score(ok, gate: g)) }
+        if json {
+            struct Entry: Encodable { var minTopProbability: Float; var maxCoinProbability: Float; var sets: [GateProbe.Score] }
+            print(try Output.json(scored.map { Entry(minTopProbability: $0.gate.minTopProbability, maxCoinProbability: $0.gate.maxCoinProbability, sets: $0.scores) }))
+            return
+        }
+        print("gate (top, coin)  set                            photos  skipped  same foods  coins lost  median IoU  grams ratio  grams ±20 %")
+        for (g, scores) in scored {
+            for s in scores {
+                let pct = { (n: Int, of: Int) in of == 0 ? "—" : String(format: "%.1f %%", 100 * Double(n) / Double(of)) }
+                print(Output.pad(String(format: "%.2f, %.2f", g.minTopProbability, g.maxCoinProbability), 18)
+                      + Output.pad(s.set, 30) + Output.padLeft("\(s.photos)", 7)
+                      + Output.padLeft(pct(s.skipped, s.photos), 9) + Output.padLeft(pct(s.sameFoods, s.skipped), 12)
+                      + Output.padLeft("\(s.coinsLost)", 12) + Output.padLeft(s.medianIoU.map { String(format: "%.2f", $0) } ?? "—", 12)
+                      + Output.padLeft(s.medianGramsRatio.map { String(format: "%.2f", $0) } ?? "—", 13)
+                      + Output.padLeft(pct(s.gramsWithin20, s.gramsCompared), 13))
+            }
+        }
+    }
+}
+
 /// Overrides of stage 1's pass structure and localiser, for measuring the choices in `calibration.json`.
 struct PassOptions: ParsableArguments {
     @Option(help: "Whole-photo embedding from: mirror_pair, single, localisation (default: calibration.json).") var embedding: EmbeddingSource?
@@ -264,15 +360,29 @@ struct PassOptions: ParsableArguments {
     @Flag(help: "Every region the cell detector ranks, without merging them into one answer per food (the detector's own mAP).") var rawBoxes = false
     @Flag(help: "Ignore coins: grams as for a photo without one (the coin finder off).") var noCoin = false
     @Option(help: "Photo-portions JSON to use instead of models/food-head/photo-portions.json ('none': household portions).") var photoPortions: String?
+    @Option(help: "Localisation gate: off, or TOP,COIN — skip the localisation pass when the head's best probability is at least TOP, no cell of the whole-photo map has a coin probability of COIN, no plate, one food at most (default: calibration.json).") var gate: String?
 
     func validate() throws {
         if let a = aspect, !["keep", "stretch"].contains(a) { throw ValidationError("--aspect is keep or stretch, not \(a)") }
+        _ = try parsedGate()
         if let s = localizationSize, s != 0 && (s < 224 || s % 32 != 0) {
             throw ValidationError("--localization-size is 0 or a multiple of 32 of at least 224, not \(s)")
         }
     }
 
+    /// `--gate`: nil = as calibration.json; `.some(nil)` = off.
+    func parsedGate() throws -> LocalisationGate?? {
+        guard let gate else { return nil }
+        if gate == "off" { return .some(nil) }
+        let parts = gate.split(separator: ",").compactMap { Float($0.trimmingCharacters(in: .whitespaces)) }
+        guard parts.count == 2, parts.allSatisfy({ (0...1).contains($0) }) else {
+            throw ValidationError("--gate is off or TOP,COIN (two probabilities, e.g. 0.8,0.1), not \(gate)")
+        }
+        return .some(LocalisationGate(minTopProbability: parts[0], maxCoinProbability: parts[1], note: "--gate \(gate)"))
+    }
+
     func apply(_ recognizers: [FoodRecognizer]) throws -> [FoodRecognizer] {
+        let gateChoice = try parsedGate()
         var detector: CellDetector??
         if let cellHead {
             let data = try Data(contentsOf: URL(fileURLWithPath: cellHead))
@@ -290,6 +400,7 @@ struct PassOptions: ParsableArguments {
             if let localizer { c.localizer = localizer }
             if rawBoxes { c.consolidate = false }
             if let aspect { c.keepAspect = aspect == "keep" }
+            if let gateChoice { c.localisationGate = gateChoice }
             return r.with(calibration: c, cellDetector: detector, coinFinder: noCoin ? .some(nil) : nil, photoPortions: photo)
         }
     }

@@ -46,6 +46,7 @@ struct DevCommand: ParsableCommand {
             CalibrateCommand.self,
             EvalCommand.self,
             EvalDetectCommand.self,
+            EvalGateCommand.self,
             CompareBackbonesCommand.self,
             BenchCommand.self,
             BenchStagesCommand.self,

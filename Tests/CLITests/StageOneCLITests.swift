@@ -127,6 +127,30 @@ struct StageOneCLITests {
     @Test func evalDetectRefusesAMissingFile() throws {
         #expect(try foodmoment("dev", "eval-detect", "--data", "/no/such.jsonl").status == 2)
     }
+
+    /// `dev eval-gate` on two sample photos: one CSV row each, one score per set of the gate asked for; a gate it
+    /// cannot read is refused by `eval` and `eval-detect` alike, naming the form it wants.
+    @Test func evalGateScoresEveryPhotoOnce() throws {
+        let dir = TestPaths.makeTempDirectory("eval-gate")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for (label, file) in [("banana", "banana.jpg"), ("apple", "apple.jpg")] {
+            try FileManager.default.createDirectory(atPath: "\(dir)/images/\(label)", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: TestPaths.repoRoot + "/samples/" + file, toPath: "\(dir)/images/\(label)/\(file)")
+        }
+        let r = try foodmoment("dev", "eval-gate", "--images", dir + "/images", "--gate", "0.5,0.5", "--csv", dir + "/gate.csv", "--json")
+        #expect(r.status == 0, "\(r.stderr)")
+        let csv = String(decoding: TestPaths.read(dir + "/gate.csv"), as: UTF8.self).split(separator: "\n")
+        #expect(csv.count == 3 && csv[0].hasPrefix("path,set,top_probability") && csv.dropFirst().allSatisfy { $0.contains("images (produce)") })
+        let gates = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
+        let sets = try #require(gates.first?["sets"] as? [[String: Any]])
+        #expect(gates.count == 1 && sets.count == 1 && sets[0]["photos"] as? Int == 2, "\(gates)")
+        // The five apples are several foods: never skipped.
+        #expect((sets[0]["skipped"] as? Int ?? 9) <= 1)
+        for command in ["eval", "eval-detect"] {
+            let bad = try foodmoment("dev", command, "--data", dir + "/images", "--gate", "0.8")
+            #expect(bad.status == 2 && bad.stderr.contains("TOP,COIN"), "\(bad.stderr)")
+        }
+    }
 }
 
 /// The time limit only guards against a hang (each run of the binary also has `runProcess`'s own limit): the binary

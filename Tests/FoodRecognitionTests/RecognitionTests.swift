@@ -45,6 +45,43 @@ struct RecognitionTests {
         #expect(b.x >= 0 && b.y >= 0 && b.w > 0 && b.h > 0 && b.x + b.w <= 1.0001 && b.y + b.h <= 1.0001)
     }
 
+    /// The localisation gate (off in the shipped calibration): a gate that lets a confident single food through gives
+    /// exactly the answer of boxes from the whole-photo map, without the localisation pass; a thali (a plate, several
+    /// foods) always gets the pass; the evidence it reads is the one `dev eval-gate` scores.
+    @Test(.enabled(if: TestPaths.hasSharedData, "needs ../shared/data"))
+    func theLocalisationGateSkipsThePassOnlyWhereItsEvidenceAllows() throws {
+        let r = try #require(sharedRecognizer)
+        #expect(r.calibration.localisationGate == nil && r.calibration.localizationSize > FoodRecognizer.inputSize)
+        var open = r.calibration
+        open.localisationGate = LocalisationGate(minTopProbability: 0.5, maxCoinProbability: 0.5)
+        var wholeMapOnly = r.calibration
+        wholeMapOnly.localizationSize = 0
+        let gated = r.with(calibration: open), whole = r.with(calibration: wholeMapOnly)
+        // An apple pie alone on its plate (a dev photo; the banana sample counts as a plate for the plate head).
+        let pie = try ImageDecoder.decodeFile(atPath: TestPaths.sharedData + "/images/dev/apple_pie/2345199.jpg",
+                                              options: DecodeOptions(minShortSide: 224)).image
+        let thali = try decodeSample("thali-2.jpg")
+        let evidence = try #require(try r.gateEvidence(pie))
+        #expect(evidence.foods == 1 && !evidence.plate && evidence.topProbability >= 0.5 && evidence.coinProbability < 0.5, "\(evidence)")
+        let skipped = try gated.recognize(pie)
+        #expect(skipped.localisationSkipped == true && skipped.timings["backbone_local"] == nil)
+        let fromWholeMap = try whole.recognize(pie)
+        #expect(skipped.foods == fromWholeMap.foods && skipped.top == fromWholeMap.top && skipped.foods.first?.label == "apple_pie")
+        // A gate above the photo's probability runs the pass, and the answer is the ungated one.
+        let strict = r.with(calibration: { var c = open; c.localisationGate?.minTopProbability = 1.01; return c }())
+        let ran = try strict.recognize(pie), plain = try r.recognize(pie)
+        #expect(ran.localisationSkipped == nil && ran.timings["backbone_local"] != nil && ran.foods == plain.foods)
+        // Several foods on a plate: the pass runs, whatever the thresholds.
+        let plate = try #require(try r.gateEvidence(thali))
+        #expect(!plate.allowsSkipping(LocalisationGate(minTopProbability: 0, maxCoinProbability: 1)), "\(plate)")
+        #expect(try gated.recognize(thali).foods == (try r.recognize(thali)).foods)
+        // The gate file format: absent = off; present = read back.
+        let json = #"{"localisationSize": 448, "localisationGate": {"minTopProbability": 0.8, "maxCoinProbability": 0.02}}"#
+        let read = try JSONDecoder().decode(RecognitionCalibration.self, from: Data(json.utf8))
+        #expect(read.localisationGate == LocalisationGate(minTopProbability: 0.8, maxCoinProbability: 0.02))
+        #expect(try JSONDecoder().decode(RecognitionCalibration.self, from: Data("{}".utf8)).localisationGate == nil)
+    }
+
     @Test func noiseAndFlatColoursAreNotFood() throws {
         let r = try #require(sharedRecognizer)
         var rng = SplitMix64(seed: 3)

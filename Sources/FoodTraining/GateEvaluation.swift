@@ -1,0 +1,128 @@
+public import FoodRecognition
+public import FoodMoment
+import FoodCore
+import ImageCodecs
+import Foundation
+
+/// For choosing and checking `LocalisationGate` (`foodmoment dev eval-gate`): every photo through stage 1 twice —
+/// with the localisation pass, and with boxes from the whole-photo map (what a photo the gate lets through gets) —
+/// and the gate's evidence, so any thresholds can be scored afterwards without running the network again.
+public struct GateProbe: Sendable {
+    /// One photo.
+    public struct Row: Sendable, Codable, Equatable {
+        public var path: String
+        /// Which set it belongs to (a detection subset, or `images (dish)` / `images (produce)`).
+        public var set: String
+        public var topProbability: Float
+        public var plate: Bool
+        public var coinProbability: Float
+        /// Foods the cell detector answers on the whole-photo map.
+        public var wholeMapFoods: Int
+        /// The answer with the localisation pass: its foods' labels (best first), and whether it was "unknown".
+        public var labels: [String]
+        public var unknown: Bool
+        /// The answer from the whole-photo map alone.
+        public var wholeMapLabels: [String]
+        public var wholeMapUnknown: Bool
+        /// With one food in both answers: the IoU of the two boxes and grams (whole map) / grams (with the pass).
+        public var boxIoU: Double?
+        public var gramsRatio: Double?
+        /// With one food in both answers: its box's share of the photo, with the pass and from the whole-photo map.
+        public var boxArea: Double?
+        public var wholeMapBoxArea: Double?
+        /// A coin was found with the localisation pass.
+        public var coin: Bool
+
+        /// The two answers name the same foods (and agree on "unknown").
+        public var sameFoods: Bool { unknown == wholeMapUnknown && labels.sorted() == wholeMapLabels.sorted() }
+
+        public func skipped(by gate: LocalisationGate) -> Bool {
+            FoodRecognizer.GateEvidence(topProbability: topProbability, plate: plate, coinProbability: coinProbability,
+                                foods: wholeMapFoods).allowsSkipping(gate)
+        }
+    }
+
+    /// `withPass[i]` and `wholeMap[i]` share one thread's backbone; `wholeMap` reads boxes from the whole-photo pass.
+    public var withPass: [FoodRecognizer]
+    public var wholeMap: [FoodRecognizer]
+
+    /// The gate off in both; the second set with boxes from the whole-photo map.
+    public init(recognizers: [FoodRecognizer]) {
+        withPass = recognizers.map { r in
+            var c = r.calibration
+            c.localisationGate = nil
+            return r.with(calibration: c)
+        }
+        wholeMap = recognizers.map { r in
+            var c = r.calibration
+            c.localisationGate = nil
+            c.localizationSize = 0
+            return r.with(calibration: c)
+        }
+    }
+
+    /// One row per photo (nil where it could not be decoded or recognised), in input order.
+    public func run(_ photos: [(path: String, set: String)], progress: (@Sendable (Int, Int) -> Void)? = nil) -> [Row?] {
+        let lock = NSLock()
+        nonisolated(unsafe) var out = [Row?](repeating: nil, count: photos.count)
+        nonisolated(unsafe) var done = 0
+        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
+        let workers = withPass.count
+        DispatchQueue.concurrentPerform(iterations: workers) { w in
+            var i = w
+            while i < photos.count {
+                if case .success(let (decoded, _)) = decoder.decode(path: photos[i].path),
+                   let row = try? probe(decoded.image, path: photos[i].path, set: photos[i].set, worker: w) {
+                    lock.lock(); out[i] = row; lock.unlock()
+                }
+                lock.lock(); done += 1; let d = done; lock.unlock()
+                progress?(d, photos.count)
+                i += workers
+            }
+        }
+        return out
+    }
+
+    func probe(_ image: RGBImage, path: String, set: String, worker w: Int) throws -> Row? {
+        guard let evidence = try wholeMap[w].gateEvidence(image) else { return nil }
+        let a = try withPass[w].recognize(image), b = try wholeMap[w].recognize(image)
+        var iou: Double?, ratio: Double?, areas: (Double, Double)?
+        if a.foods.count == 1, b.foods.count == 1 {
+            iou = a.foods[0].box.iou(b.foods[0].box)
+            areas = (a.foods[0].box.area, b.foods[0].box.area)
+            ratio = a.foods[0].grams > 0 ? b.foods[0].grams / a.foods[0].grams : nil
+        }
+        return Row(path: path, set: set, topProbability: evidence.topProbability, plate: evidence.plate,
+                   coinProbability: evidence.coinProbability, wholeMapFoods: evidence.foods,
+                   labels: a.foods.map(\.label), unknown: a.unknown, wholeMapLabels: b.foods.map(\.label), wholeMapUnknown: b.unknown,
+                   boxIoU: iou, gramsRatio: ratio, boxArea: areas?.0, wholeMapBoxArea: areas?.1, coin: a.reference != nil)
+    }
+
+    /// What a gate does to one set of rows.
+    public struct Score: Sendable, Codable, Equatable {
+        public var set: String
+        public var photos: Int
+        /// Photos the gate lets skip the localisation pass.
+        public var skipped: Int
+        /// Of those: the same foods either way; a coin the pass would have found; median box IoU and grams ratio
+        /// where both answers have one food; grams within ±20 %.
+        public var sameFoods: Int
+        public var coinsLost: Int
+        public var medianIoU: Double?
+        public var medianGramsRatio: Double?
+        public var gramsWithin20: Int
+        public var gramsCompared: Int
+    }
+
+    public static func score(_ rows: [Row], gate: LocalisationGate) -> [Score] {
+        Dictionary(grouping: rows, by: \.set).keys.sorted().map { set in
+            let all = rows.filter { $0.set == set }
+            let skipped = all.filter { $0.skipped(by: gate) }
+            let ious = skipped.compactMap(\.boxIoU).sorted(), ratios = skipped.compactMap(\.gramsRatio).sorted()
+            return Score(set: set, photos: all.count, skipped: skipped.count, sameFoods: skipped.filter(\.sameFoods).count,
+                         coinsLost: skipped.filter(\.coin).count, medianIoU: ious.isEmpty ? nil : ious[ious.count / 2],
+                         medianGramsRatio: ratios.isEmpty ? nil : ratios[ratios.count / 2],
+                         gramsWithin20: ratios.filter { abs($0 - 1) <= 0.2 }.count, gramsCompared: ratios.count)
+        }
+    }
+}
