@@ -47,7 +47,7 @@ for k, s, u in SHAPES:
             for o in sorted({kx + j * s for kx in range(k) for j in range(v)}):
                 w(f"            let x{o} = load16(r + {o} * inCh)")
             for kx in range(k):
-                w("            " + "; ".join(f"a{j} += x{kx + j * s} * w{kx}" for j in range(v)))
+                w("            " + "; ".join(f"mac(&a{j}, x{kx + j * s}, w{kx})" for j in range(v)))
             w("        }")
         for j in range(v):
             w(f"        store16(relu6 ? clamp6(a{j}) : a{j}, out + (ox + {j}) * ch)")

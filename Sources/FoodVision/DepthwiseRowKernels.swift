@@ -27,9 +27,9 @@ func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x7 = load16(r + 7 * inCh)
             let x8 = load16(r + 8 * inCh)
             let x9 = load16(r + 9 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0); mac(&a4, x4, w0); mac(&a5, x5, w0); mac(&a6, x6, w0); mac(&a7, x7, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1); mac(&a4, x5, w1); mac(&a5, x6, w1); mac(&a6, x7, w1); mac(&a7, x8, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2); mac(&a4, x6, w2); mac(&a5, x7, w2); mac(&a6, x8, w2); mac(&a7, x9, w2)
         }
         do {
             let r = base + 1 * rowStride
@@ -44,9 +44,9 @@ func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x7 = load16(r + 7 * inCh)
             let x8 = load16(r + 8 * inCh)
             let x9 = load16(r + 9 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0); mac(&a4, x4, w0); mac(&a5, x5, w0); mac(&a6, x6, w0); mac(&a7, x7, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1); mac(&a4, x5, w1); mac(&a5, x6, w1); mac(&a6, x7, w1); mac(&a7, x8, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2); mac(&a4, x6, w2); mac(&a5, x7, w2); mac(&a6, x8, w2); mac(&a7, x9, w2)
         }
         do {
             let r = base + 2 * rowStride
@@ -61,9 +61,9 @@ func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x7 = load16(r + 7 * inCh)
             let x8 = load16(r + 8 * inCh)
             let x9 = load16(r + 9 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0); mac(&a4, x4, w0); mac(&a5, x5, w0); mac(&a6, x6, w0); mac(&a7, x7, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1); mac(&a4, x5, w1); mac(&a5, x6, w1); mac(&a6, x7, w1); mac(&a7, x8, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2); mac(&a4, x6, w2); mac(&a5, x7, w2); mac(&a6, x8, w2); mac(&a7, x9, w2)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
@@ -87,9 +87,9 @@ func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
             let x5 = load16(r + 5 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2)
         }
         do {
             let r = base + 1 * rowStride
@@ -100,9 +100,9 @@ func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
             let x5 = load16(r + 5 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2)
         }
         do {
             let r = base + 2 * rowStride
@@ -113,9 +113,9 @@ func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
             let x5 = load16(r + 5 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
@@ -133,9 +133,9 @@ func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x1 = load16(r + 1 * inCh)
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0
-            a0 += x1 * w1; a1 += x2 * w1
-            a0 += x2 * w2; a1 += x3 * w2
+            mac(&a0, x0, w0); mac(&a1, x1, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2)
         }
         do {
             let r = base + 1 * rowStride
@@ -144,9 +144,9 @@ func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x1 = load16(r + 1 * inCh)
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0
-            a0 += x1 * w1; a1 += x2 * w1
-            a0 += x2 * w2; a1 += x3 * w2
+            mac(&a0, x0, w0); mac(&a1, x1, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2)
         }
         do {
             let r = base + 2 * rowStride
@@ -155,9 +155,9 @@ func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x1 = load16(r + 1 * inCh)
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0
-            a0 += x1 * w1; a1 += x2 * w1
-            a0 += x2 * w2; a1 += x3 * w2
+            mac(&a0, x0, w0); mac(&a1, x1, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
@@ -172,9 +172,9 @@ func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x0 = load16(r + 0 * inCh)
             let x1 = load16(r + 1 * inCh)
             let x2 = load16(r + 2 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
         }
         do {
             let r = base + 1 * rowStride
@@ -182,9 +182,9 @@ func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x0 = load16(r + 0 * inCh)
             let x1 = load16(r + 1 * inCh)
             let x2 = load16(r + 2 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
         }
         do {
             let r = base + 2 * rowStride
@@ -192,9 +192,9 @@ func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x0 = load16(r + 0 * inCh)
             let x1 = load16(r + 1 * inCh)
             let x2 = load16(r + 2 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         ox += 1
@@ -233,9 +233,9 @@ func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x14 = load16(r + 14 * inCh)
             let x15 = load16(r + 15 * inCh)
             let x16 = load16(r + 16 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0); mac(&a4, x8, w0); mac(&a5, x10, w0); mac(&a6, x12, w0); mac(&a7, x14, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1); mac(&a4, x9, w1); mac(&a5, x11, w1); mac(&a6, x13, w1); mac(&a7, x15, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2); mac(&a4, x10, w2); mac(&a5, x12, w2); mac(&a6, x14, w2); mac(&a7, x16, w2)
         }
         do {
             let r = base + 1 * rowStride
@@ -257,9 +257,9 @@ func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x14 = load16(r + 14 * inCh)
             let x15 = load16(r + 15 * inCh)
             let x16 = load16(r + 16 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0); mac(&a4, x8, w0); mac(&a5, x10, w0); mac(&a6, x12, w0); mac(&a7, x14, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1); mac(&a4, x9, w1); mac(&a5, x11, w1); mac(&a6, x13, w1); mac(&a7, x15, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2); mac(&a4, x10, w2); mac(&a5, x12, w2); mac(&a6, x14, w2); mac(&a7, x16, w2)
         }
         do {
             let r = base + 2 * rowStride
@@ -281,9 +281,9 @@ func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x14 = load16(r + 14 * inCh)
             let x15 = load16(r + 15 * inCh)
             let x16 = load16(r + 16 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0); mac(&a4, x8, w0); mac(&a5, x10, w0); mac(&a6, x12, w0); mac(&a7, x14, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1); mac(&a4, x9, w1); mac(&a5, x11, w1); mac(&a6, x13, w1); mac(&a7, x15, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2); mac(&a4, x10, w2); mac(&a5, x12, w2); mac(&a6, x14, w2); mac(&a7, x16, w2)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
@@ -310,9 +310,9 @@ func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x6 = load16(r + 6 * inCh)
             let x7 = load16(r + 7 * inCh)
             let x8 = load16(r + 8 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2)
         }
         do {
             let r = base + 1 * rowStride
@@ -326,9 +326,9 @@ func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x6 = load16(r + 6 * inCh)
             let x7 = load16(r + 7 * inCh)
             let x8 = load16(r + 8 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2)
         }
         do {
             let r = base + 2 * rowStride
@@ -342,9 +342,9 @@ func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x6 = load16(r + 6 * inCh)
             let x7 = load16(r + 7 * inCh)
             let x8 = load16(r + 8 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
@@ -363,9 +363,9 @@ func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0
-            a0 += x1 * w1; a1 += x3 * w1
-            a0 += x2 * w2; a1 += x4 * w2
+            mac(&a0, x0, w0); mac(&a1, x2, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2)
         }
         do {
             let r = base + 1 * rowStride
@@ -375,9 +375,9 @@ func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0
-            a0 += x1 * w1; a1 += x3 * w1
-            a0 += x2 * w2; a1 += x4 * w2
+            mac(&a0, x0, w0); mac(&a1, x2, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2)
         }
         do {
             let r = base + 2 * rowStride
@@ -387,9 +387,9 @@ func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0
-            a0 += x1 * w1; a1 += x3 * w1
-            a0 += x2 * w2; a1 += x4 * w2
+            mac(&a0, x0, w0); mac(&a1, x2, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
@@ -404,9 +404,9 @@ func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x0 = load16(r + 0 * inCh)
             let x1 = load16(r + 1 * inCh)
             let x2 = load16(r + 2 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
         }
         do {
             let r = base + 1 * rowStride
@@ -414,9 +414,9 @@ func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x0 = load16(r + 0 * inCh)
             let x1 = load16(r + 1 * inCh)
             let x2 = load16(r + 2 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
         }
         do {
             let r = base + 2 * rowStride
@@ -424,9 +424,9 @@ func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x0 = load16(r + 0 * inCh)
             let x1 = load16(r + 1 * inCh)
             let x2 = load16(r + 2 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         ox += 1
@@ -460,11 +460,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x9 = load16(r + 9 * inCh)
             let x10 = load16(r + 10 * inCh)
             let x11 = load16(r + 11 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
-            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3; a4 += x7 * w3; a5 += x8 * w3; a6 += x9 * w3; a7 += x10 * w3
-            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4; a4 += x8 * w4; a5 += x9 * w4; a6 += x10 * w4; a7 += x11 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0); mac(&a4, x4, w0); mac(&a5, x5, w0); mac(&a6, x6, w0); mac(&a7, x7, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1); mac(&a4, x5, w1); mac(&a5, x6, w1); mac(&a6, x7, w1); mac(&a7, x8, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2); mac(&a4, x6, w2); mac(&a5, x7, w2); mac(&a6, x8, w2); mac(&a7, x9, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3); mac(&a2, x5, w3); mac(&a3, x6, w3); mac(&a4, x7, w3); mac(&a5, x8, w3); mac(&a6, x9, w3); mac(&a7, x10, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4); mac(&a2, x6, w4); mac(&a3, x7, w4); mac(&a4, x8, w4); mac(&a5, x9, w4); mac(&a6, x10, w4); mac(&a7, x11, w4)
         }
         do {
             let r = base + 1 * rowStride
@@ -481,11 +481,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x9 = load16(r + 9 * inCh)
             let x10 = load16(r + 10 * inCh)
             let x11 = load16(r + 11 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
-            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3; a4 += x7 * w3; a5 += x8 * w3; a6 += x9 * w3; a7 += x10 * w3
-            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4; a4 += x8 * w4; a5 += x9 * w4; a6 += x10 * w4; a7 += x11 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0); mac(&a4, x4, w0); mac(&a5, x5, w0); mac(&a6, x6, w0); mac(&a7, x7, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1); mac(&a4, x5, w1); mac(&a5, x6, w1); mac(&a6, x7, w1); mac(&a7, x8, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2); mac(&a4, x6, w2); mac(&a5, x7, w2); mac(&a6, x8, w2); mac(&a7, x9, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3); mac(&a2, x5, w3); mac(&a3, x6, w3); mac(&a4, x7, w3); mac(&a5, x8, w3); mac(&a6, x9, w3); mac(&a7, x10, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4); mac(&a2, x6, w4); mac(&a3, x7, w4); mac(&a4, x8, w4); mac(&a5, x9, w4); mac(&a6, x10, w4); mac(&a7, x11, w4)
         }
         do {
             let r = base + 2 * rowStride
@@ -502,11 +502,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x9 = load16(r + 9 * inCh)
             let x10 = load16(r + 10 * inCh)
             let x11 = load16(r + 11 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
-            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3; a4 += x7 * w3; a5 += x8 * w3; a6 += x9 * w3; a7 += x10 * w3
-            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4; a4 += x8 * w4; a5 += x9 * w4; a6 += x10 * w4; a7 += x11 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0); mac(&a4, x4, w0); mac(&a5, x5, w0); mac(&a6, x6, w0); mac(&a7, x7, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1); mac(&a4, x5, w1); mac(&a5, x6, w1); mac(&a6, x7, w1); mac(&a7, x8, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2); mac(&a4, x6, w2); mac(&a5, x7, w2); mac(&a6, x8, w2); mac(&a7, x9, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3); mac(&a2, x5, w3); mac(&a3, x6, w3); mac(&a4, x7, w3); mac(&a5, x8, w3); mac(&a6, x9, w3); mac(&a7, x10, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4); mac(&a2, x6, w4); mac(&a3, x7, w4); mac(&a4, x8, w4); mac(&a5, x9, w4); mac(&a6, x10, w4); mac(&a7, x11, w4)
         }
         do {
             let r = base + 3 * rowStride
@@ -523,11 +523,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x9 = load16(r + 9 * inCh)
             let x10 = load16(r + 10 * inCh)
             let x11 = load16(r + 11 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
-            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3; a4 += x7 * w3; a5 += x8 * w3; a6 += x9 * w3; a7 += x10 * w3
-            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4; a4 += x8 * w4; a5 += x9 * w4; a6 += x10 * w4; a7 += x11 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0); mac(&a4, x4, w0); mac(&a5, x5, w0); mac(&a6, x6, w0); mac(&a7, x7, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1); mac(&a4, x5, w1); mac(&a5, x6, w1); mac(&a6, x7, w1); mac(&a7, x8, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2); mac(&a4, x6, w2); mac(&a5, x7, w2); mac(&a6, x8, w2); mac(&a7, x9, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3); mac(&a2, x5, w3); mac(&a3, x6, w3); mac(&a4, x7, w3); mac(&a5, x8, w3); mac(&a6, x9, w3); mac(&a7, x10, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4); mac(&a2, x6, w4); mac(&a3, x7, w4); mac(&a4, x8, w4); mac(&a5, x9, w4); mac(&a6, x10, w4); mac(&a7, x11, w4)
         }
         do {
             let r = base + 4 * rowStride
@@ -544,11 +544,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x9 = load16(r + 9 * inCh)
             let x10 = load16(r + 10 * inCh)
             let x11 = load16(r + 11 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0; a4 += x4 * w0; a5 += x5 * w0; a6 += x6 * w0; a7 += x7 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1; a4 += x5 * w1; a5 += x6 * w1; a6 += x7 * w1; a7 += x8 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2; a4 += x6 * w2; a5 += x7 * w2; a6 += x8 * w2; a7 += x9 * w2
-            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3; a4 += x7 * w3; a5 += x8 * w3; a6 += x9 * w3; a7 += x10 * w3
-            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4; a4 += x8 * w4; a5 += x9 * w4; a6 += x10 * w4; a7 += x11 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0); mac(&a4, x4, w0); mac(&a5, x5, w0); mac(&a6, x6, w0); mac(&a7, x7, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1); mac(&a4, x5, w1); mac(&a5, x6, w1); mac(&a6, x7, w1); mac(&a7, x8, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2); mac(&a4, x6, w2); mac(&a5, x7, w2); mac(&a6, x8, w2); mac(&a7, x9, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3); mac(&a2, x5, w3); mac(&a3, x6, w3); mac(&a4, x7, w3); mac(&a5, x8, w3); mac(&a6, x9, w3); mac(&a7, x10, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4); mac(&a2, x6, w4); mac(&a3, x7, w4); mac(&a4, x8, w4); mac(&a5, x9, w4); mac(&a6, x10, w4); mac(&a7, x11, w4)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
@@ -574,11 +574,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x5 = load16(r + 5 * inCh)
             let x6 = load16(r + 6 * inCh)
             let x7 = load16(r + 7 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
-            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3
-            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3); mac(&a2, x5, w3); mac(&a3, x6, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4); mac(&a2, x6, w4); mac(&a3, x7, w4)
         }
         do {
             let r = base + 1 * rowStride
@@ -591,11 +591,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x5 = load16(r + 5 * inCh)
             let x6 = load16(r + 6 * inCh)
             let x7 = load16(r + 7 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
-            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3
-            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3); mac(&a2, x5, w3); mac(&a3, x6, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4); mac(&a2, x6, w4); mac(&a3, x7, w4)
         }
         do {
             let r = base + 2 * rowStride
@@ -608,11 +608,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x5 = load16(r + 5 * inCh)
             let x6 = load16(r + 6 * inCh)
             let x7 = load16(r + 7 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
-            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3
-            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3); mac(&a2, x5, w3); mac(&a3, x6, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4); mac(&a2, x6, w4); mac(&a3, x7, w4)
         }
         do {
             let r = base + 3 * rowStride
@@ -625,11 +625,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x5 = load16(r + 5 * inCh)
             let x6 = load16(r + 6 * inCh)
             let x7 = load16(r + 7 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
-            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3
-            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3); mac(&a2, x5, w3); mac(&a3, x6, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4); mac(&a2, x6, w4); mac(&a3, x7, w4)
         }
         do {
             let r = base + 4 * rowStride
@@ -642,11 +642,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x5 = load16(r + 5 * inCh)
             let x6 = load16(r + 6 * inCh)
             let x7 = load16(r + 7 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0; a2 += x2 * w0; a3 += x3 * w0
-            a0 += x1 * w1; a1 += x2 * w1; a2 += x3 * w1; a3 += x4 * w1
-            a0 += x2 * w2; a1 += x3 * w2; a2 += x4 * w2; a3 += x5 * w2
-            a0 += x3 * w3; a1 += x4 * w3; a2 += x5 * w3; a3 += x6 * w3
-            a0 += x4 * w4; a1 += x5 * w4; a2 += x6 * w4; a3 += x7 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0); mac(&a2, x2, w0); mac(&a3, x3, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1); mac(&a2, x3, w1); mac(&a3, x4, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2); mac(&a2, x4, w2); mac(&a3, x5, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3); mac(&a2, x5, w3); mac(&a3, x6, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4); mac(&a2, x6, w4); mac(&a3, x7, w4)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
@@ -666,11 +666,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
             let x5 = load16(r + 5 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0
-            a0 += x1 * w1; a1 += x2 * w1
-            a0 += x2 * w2; a1 += x3 * w2
-            a0 += x3 * w3; a1 += x4 * w3
-            a0 += x4 * w4; a1 += x5 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4)
         }
         do {
             let r = base + 1 * rowStride
@@ -681,11 +681,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
             let x5 = load16(r + 5 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0
-            a0 += x1 * w1; a1 += x2 * w1
-            a0 += x2 * w2; a1 += x3 * w2
-            a0 += x3 * w3; a1 += x4 * w3
-            a0 += x4 * w4; a1 += x5 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4)
         }
         do {
             let r = base + 2 * rowStride
@@ -696,11 +696,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
             let x5 = load16(r + 5 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0
-            a0 += x1 * w1; a1 += x2 * w1
-            a0 += x2 * w2; a1 += x3 * w2
-            a0 += x3 * w3; a1 += x4 * w3
-            a0 += x4 * w4; a1 += x5 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4)
         }
         do {
             let r = base + 3 * rowStride
@@ -711,11 +711,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
             let x5 = load16(r + 5 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0
-            a0 += x1 * w1; a1 += x2 * w1
-            a0 += x2 * w2; a1 += x3 * w2
-            a0 += x3 * w3; a1 += x4 * w3
-            a0 += x4 * w4; a1 += x5 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4)
         }
         do {
             let r = base + 4 * rowStride
@@ -726,11 +726,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
             let x5 = load16(r + 5 * inCh)
-            a0 += x0 * w0; a1 += x1 * w0
-            a0 += x1 * w1; a1 += x2 * w1
-            a0 += x2 * w2; a1 += x3 * w2
-            a0 += x3 * w3; a1 += x4 * w3
-            a0 += x4 * w4; a1 += x5 * w4
+            mac(&a0, x0, w0); mac(&a1, x1, w0)
+            mac(&a0, x1, w1); mac(&a1, x2, w1)
+            mac(&a0, x2, w2); mac(&a1, x3, w2)
+            mac(&a0, x3, w3); mac(&a1, x4, w3)
+            mac(&a0, x4, w4); mac(&a1, x5, w4)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
@@ -747,11 +747,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
-            a0 += x3 * w3
-            a0 += x4 * w4
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
+            mac(&a0, x3, w3)
+            mac(&a0, x4, w4)
         }
         do {
             let r = base + 1 * rowStride
@@ -761,11 +761,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
-            a0 += x3 * w3
-            a0 += x4 * w4
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
+            mac(&a0, x3, w3)
+            mac(&a0, x4, w4)
         }
         do {
             let r = base + 2 * rowStride
@@ -775,11 +775,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
-            a0 += x3 * w3
-            a0 += x4 * w4
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
+            mac(&a0, x3, w3)
+            mac(&a0, x4, w4)
         }
         do {
             let r = base + 3 * rowStride
@@ -789,11 +789,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
-            a0 += x3 * w3
-            a0 += x4 * w4
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
+            mac(&a0, x3, w3)
+            mac(&a0, x4, w4)
         }
         do {
             let r = base + 4 * rowStride
@@ -803,11 +803,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
-            a0 += x3 * w3
-            a0 += x4 * w4
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
+            mac(&a0, x3, w3)
+            mac(&a0, x4, w4)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         ox += 1
@@ -848,11 +848,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x16 = load16(r + 16 * inCh)
             let x17 = load16(r + 17 * inCh)
             let x18 = load16(r + 18 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
-            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3; a4 += x11 * w3; a5 += x13 * w3; a6 += x15 * w3; a7 += x17 * w3
-            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4; a4 += x12 * w4; a5 += x14 * w4; a6 += x16 * w4; a7 += x18 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0); mac(&a4, x8, w0); mac(&a5, x10, w0); mac(&a6, x12, w0); mac(&a7, x14, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1); mac(&a4, x9, w1); mac(&a5, x11, w1); mac(&a6, x13, w1); mac(&a7, x15, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2); mac(&a4, x10, w2); mac(&a5, x12, w2); mac(&a6, x14, w2); mac(&a7, x16, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3); mac(&a2, x7, w3); mac(&a3, x9, w3); mac(&a4, x11, w3); mac(&a5, x13, w3); mac(&a6, x15, w3); mac(&a7, x17, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4); mac(&a2, x8, w4); mac(&a3, x10, w4); mac(&a4, x12, w4); mac(&a5, x14, w4); mac(&a6, x16, w4); mac(&a7, x18, w4)
         }
         do {
             let r = base + 1 * rowStride
@@ -876,11 +876,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x16 = load16(r + 16 * inCh)
             let x17 = load16(r + 17 * inCh)
             let x18 = load16(r + 18 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
-            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3; a4 += x11 * w3; a5 += x13 * w3; a6 += x15 * w3; a7 += x17 * w3
-            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4; a4 += x12 * w4; a5 += x14 * w4; a6 += x16 * w4; a7 += x18 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0); mac(&a4, x8, w0); mac(&a5, x10, w0); mac(&a6, x12, w0); mac(&a7, x14, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1); mac(&a4, x9, w1); mac(&a5, x11, w1); mac(&a6, x13, w1); mac(&a7, x15, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2); mac(&a4, x10, w2); mac(&a5, x12, w2); mac(&a6, x14, w2); mac(&a7, x16, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3); mac(&a2, x7, w3); mac(&a3, x9, w3); mac(&a4, x11, w3); mac(&a5, x13, w3); mac(&a6, x15, w3); mac(&a7, x17, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4); mac(&a2, x8, w4); mac(&a3, x10, w4); mac(&a4, x12, w4); mac(&a5, x14, w4); mac(&a6, x16, w4); mac(&a7, x18, w4)
         }
         do {
             let r = base + 2 * rowStride
@@ -904,11 +904,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x16 = load16(r + 16 * inCh)
             let x17 = load16(r + 17 * inCh)
             let x18 = load16(r + 18 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
-            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3; a4 += x11 * w3; a5 += x13 * w3; a6 += x15 * w3; a7 += x17 * w3
-            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4; a4 += x12 * w4; a5 += x14 * w4; a6 += x16 * w4; a7 += x18 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0); mac(&a4, x8, w0); mac(&a5, x10, w0); mac(&a6, x12, w0); mac(&a7, x14, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1); mac(&a4, x9, w1); mac(&a5, x11, w1); mac(&a6, x13, w1); mac(&a7, x15, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2); mac(&a4, x10, w2); mac(&a5, x12, w2); mac(&a6, x14, w2); mac(&a7, x16, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3); mac(&a2, x7, w3); mac(&a3, x9, w3); mac(&a4, x11, w3); mac(&a5, x13, w3); mac(&a6, x15, w3); mac(&a7, x17, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4); mac(&a2, x8, w4); mac(&a3, x10, w4); mac(&a4, x12, w4); mac(&a5, x14, w4); mac(&a6, x16, w4); mac(&a7, x18, w4)
         }
         do {
             let r = base + 3 * rowStride
@@ -932,11 +932,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x16 = load16(r + 16 * inCh)
             let x17 = load16(r + 17 * inCh)
             let x18 = load16(r + 18 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
-            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3; a4 += x11 * w3; a5 += x13 * w3; a6 += x15 * w3; a7 += x17 * w3
-            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4; a4 += x12 * w4; a5 += x14 * w4; a6 += x16 * w4; a7 += x18 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0); mac(&a4, x8, w0); mac(&a5, x10, w0); mac(&a6, x12, w0); mac(&a7, x14, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1); mac(&a4, x9, w1); mac(&a5, x11, w1); mac(&a6, x13, w1); mac(&a7, x15, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2); mac(&a4, x10, w2); mac(&a5, x12, w2); mac(&a6, x14, w2); mac(&a7, x16, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3); mac(&a2, x7, w3); mac(&a3, x9, w3); mac(&a4, x11, w3); mac(&a5, x13, w3); mac(&a6, x15, w3); mac(&a7, x17, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4); mac(&a2, x8, w4); mac(&a3, x10, w4); mac(&a4, x12, w4); mac(&a5, x14, w4); mac(&a6, x16, w4); mac(&a7, x18, w4)
         }
         do {
             let r = base + 4 * rowStride
@@ -960,11 +960,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x16 = load16(r + 16 * inCh)
             let x17 = load16(r + 17 * inCh)
             let x18 = load16(r + 18 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0; a4 += x8 * w0; a5 += x10 * w0; a6 += x12 * w0; a7 += x14 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1; a4 += x9 * w1; a5 += x11 * w1; a6 += x13 * w1; a7 += x15 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2; a4 += x10 * w2; a5 += x12 * w2; a6 += x14 * w2; a7 += x16 * w2
-            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3; a4 += x11 * w3; a5 += x13 * w3; a6 += x15 * w3; a7 += x17 * w3
-            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4; a4 += x12 * w4; a5 += x14 * w4; a6 += x16 * w4; a7 += x18 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0); mac(&a4, x8, w0); mac(&a5, x10, w0); mac(&a6, x12, w0); mac(&a7, x14, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1); mac(&a4, x9, w1); mac(&a5, x11, w1); mac(&a6, x13, w1); mac(&a7, x15, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2); mac(&a4, x10, w2); mac(&a5, x12, w2); mac(&a6, x14, w2); mac(&a7, x16, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3); mac(&a2, x7, w3); mac(&a3, x9, w3); mac(&a4, x11, w3); mac(&a5, x13, w3); mac(&a6, x15, w3); mac(&a7, x17, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4); mac(&a2, x8, w4); mac(&a3, x10, w4); mac(&a4, x12, w4); mac(&a5, x14, w4); mac(&a6, x16, w4); mac(&a7, x18, w4)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
@@ -993,11 +993,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x8 = load16(r + 8 * inCh)
             let x9 = load16(r + 9 * inCh)
             let x10 = load16(r + 10 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
-            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3
-            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3); mac(&a2, x7, w3); mac(&a3, x9, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4); mac(&a2, x8, w4); mac(&a3, x10, w4)
         }
         do {
             let r = base + 1 * rowStride
@@ -1013,11 +1013,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x8 = load16(r + 8 * inCh)
             let x9 = load16(r + 9 * inCh)
             let x10 = load16(r + 10 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
-            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3
-            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3); mac(&a2, x7, w3); mac(&a3, x9, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4); mac(&a2, x8, w4); mac(&a3, x10, w4)
         }
         do {
             let r = base + 2 * rowStride
@@ -1033,11 +1033,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x8 = load16(r + 8 * inCh)
             let x9 = load16(r + 9 * inCh)
             let x10 = load16(r + 10 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
-            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3
-            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3); mac(&a2, x7, w3); mac(&a3, x9, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4); mac(&a2, x8, w4); mac(&a3, x10, w4)
         }
         do {
             let r = base + 3 * rowStride
@@ -1053,11 +1053,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x8 = load16(r + 8 * inCh)
             let x9 = load16(r + 9 * inCh)
             let x10 = load16(r + 10 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
-            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3
-            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3); mac(&a2, x7, w3); mac(&a3, x9, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4); mac(&a2, x8, w4); mac(&a3, x10, w4)
         }
         do {
             let r = base + 4 * rowStride
@@ -1073,11 +1073,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x8 = load16(r + 8 * inCh)
             let x9 = load16(r + 9 * inCh)
             let x10 = load16(r + 10 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0; a2 += x4 * w0; a3 += x6 * w0
-            a0 += x1 * w1; a1 += x3 * w1; a2 += x5 * w1; a3 += x7 * w1
-            a0 += x2 * w2; a1 += x4 * w2; a2 += x6 * w2; a3 += x8 * w2
-            a0 += x3 * w3; a1 += x5 * w3; a2 += x7 * w3; a3 += x9 * w3
-            a0 += x4 * w4; a1 += x6 * w4; a2 += x8 * w4; a3 += x10 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0); mac(&a2, x4, w0); mac(&a3, x6, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1); mac(&a2, x5, w1); mac(&a3, x7, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2); mac(&a2, x6, w2); mac(&a3, x8, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3); mac(&a2, x7, w3); mac(&a3, x9, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4); mac(&a2, x8, w4); mac(&a3, x10, w4)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
@@ -1098,11 +1098,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x4 = load16(r + 4 * inCh)
             let x5 = load16(r + 5 * inCh)
             let x6 = load16(r + 6 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0
-            a0 += x1 * w1; a1 += x3 * w1
-            a0 += x2 * w2; a1 += x4 * w2
-            a0 += x3 * w3; a1 += x5 * w3
-            a0 += x4 * w4; a1 += x6 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4)
         }
         do {
             let r = base + 1 * rowStride
@@ -1114,11 +1114,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x4 = load16(r + 4 * inCh)
             let x5 = load16(r + 5 * inCh)
             let x6 = load16(r + 6 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0
-            a0 += x1 * w1; a1 += x3 * w1
-            a0 += x2 * w2; a1 += x4 * w2
-            a0 += x3 * w3; a1 += x5 * w3
-            a0 += x4 * w4; a1 += x6 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4)
         }
         do {
             let r = base + 2 * rowStride
@@ -1130,11 +1130,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x4 = load16(r + 4 * inCh)
             let x5 = load16(r + 5 * inCh)
             let x6 = load16(r + 6 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0
-            a0 += x1 * w1; a1 += x3 * w1
-            a0 += x2 * w2; a1 += x4 * w2
-            a0 += x3 * w3; a1 += x5 * w3
-            a0 += x4 * w4; a1 += x6 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4)
         }
         do {
             let r = base + 3 * rowStride
@@ -1146,11 +1146,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x4 = load16(r + 4 * inCh)
             let x5 = load16(r + 5 * inCh)
             let x6 = load16(r + 6 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0
-            a0 += x1 * w1; a1 += x3 * w1
-            a0 += x2 * w2; a1 += x4 * w2
-            a0 += x3 * w3; a1 += x5 * w3
-            a0 += x4 * w4; a1 += x6 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4)
         }
         do {
             let r = base + 4 * rowStride
@@ -1162,11 +1162,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x4 = load16(r + 4 * inCh)
             let x5 = load16(r + 5 * inCh)
             let x6 = load16(r + 6 * inCh)
-            a0 += x0 * w0; a1 += x2 * w0
-            a0 += x1 * w1; a1 += x3 * w1
-            a0 += x2 * w2; a1 += x4 * w2
-            a0 += x3 * w3; a1 += x5 * w3
-            a0 += x4 * w4; a1 += x6 * w4
+            mac(&a0, x0, w0); mac(&a1, x2, w0)
+            mac(&a0, x1, w1); mac(&a1, x3, w1)
+            mac(&a0, x2, w2); mac(&a1, x4, w2)
+            mac(&a0, x3, w3); mac(&a1, x5, w3)
+            mac(&a0, x4, w4); mac(&a1, x6, w4)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         store16(relu6 ? clamp6(a1) : a1, out + (ox + 1) * ch)
@@ -1183,11 +1183,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
-            a0 += x3 * w3
-            a0 += x4 * w4
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
+            mac(&a0, x3, w3)
+            mac(&a0, x4, w4)
         }
         do {
             let r = base + 1 * rowStride
@@ -1197,11 +1197,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
-            a0 += x3 * w3
-            a0 += x4 * w4
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
+            mac(&a0, x3, w3)
+            mac(&a0, x4, w4)
         }
         do {
             let r = base + 2 * rowStride
@@ -1211,11 +1211,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
-            a0 += x3 * w3
-            a0 += x4 * w4
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
+            mac(&a0, x3, w3)
+            mac(&a0, x4, w4)
         }
         do {
             let r = base + 3 * rowStride
@@ -1225,11 +1225,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
-            a0 += x3 * w3
-            a0 += x4 * w4
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
+            mac(&a0, x3, w3)
+            mac(&a0, x4, w4)
         }
         do {
             let r = base + 4 * rowStride
@@ -1239,11 +1239,11 @@ func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
             let x2 = load16(r + 2 * inCh)
             let x3 = load16(r + 3 * inCh)
             let x4 = load16(r + 4 * inCh)
-            a0 += x0 * w0
-            a0 += x1 * w1
-            a0 += x2 * w2
-            a0 += x3 * w3
-            a0 += x4 * w4
+            mac(&a0, x0, w0)
+            mac(&a0, x1, w1)
+            mac(&a0, x2, w2)
+            mac(&a0, x3, w3)
+            mac(&a0, x4, w4)
         }
         store16(relu6 ? clamp6(a0) : a0, out + (ox + 0) * ch)
         ox += 1

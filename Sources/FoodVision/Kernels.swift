@@ -35,6 +35,33 @@ public func samePadding(inputSize n: Int, kernel k: Int, stride s: Int) -> (outp
     v.replacing(with: 0, where: v .< 0).replacing(with: 6, where: v .> 6)
 }
 
+/// `a += x * w` for the depthwise kernels: one fused multiply-add where the build targets a CPU
+/// (`FOODMOMENT_TARGET_CPU`, which defines `FOODMOMENT_CPU_TUNED`; every such target has FMA), a multiply and an add
+/// in the portable build, where `addProduct` would become a libm `fmaf` call per lane. Swift never contracts
+/// `+= *` into an FMA itself. Every depthwise path (row kernels, borders, tails) goes through it, so the padded
+/// and unpadded paths still add the same products in the same order.
+@_transparent func mac(_ a: inout SIMD16<Float>, _ x: SIMD16<Float>, _ w: SIMD16<Float>) {
+    #if FOODMOMENT_CPU_TUNED
+    a.addProduct(x, w)
+    #else
+    a += x * w
+    #endif
+}
+@_transparent func mac(_ a: inout SIMD8<Float>, _ x: SIMD8<Float>, _ w: SIMD8<Float>) {
+    #if FOODMOMENT_CPU_TUNED
+    a.addProduct(x, w)
+    #else
+    a += x * w
+    #endif
+}
+@_transparent func mac(_ a: inout Float, _ x: Float, _ w: Float) {
+    #if FOODMOMENT_CPU_TUNED
+    a.addProduct(x, w)
+    #else
+    a += x * w
+    #endif
+}
+
 @inline(__always) func store16(_ v: SIMD16<Float>, _ p: UnsafeMutablePointer<Float>) {
     UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD16<Float>.self)
 }
@@ -199,7 +226,7 @@ func depthwiseRow(kernel k: Int, stride s: Int, rows: UnsafePointer<Float>, rowS
             var acc = bias
             let base = rows + (ox * s + ixOffset) * inCh
             for ky in 0..<k {
-                for kx in 0..<k { acc += load16(base + ky * rowStride + kx * inCh) * load16(weights + (ky * k + kx) * ch) }
+                for kx in 0..<k { mac(&acc, load16(base + ky * rowStride + kx * inCh), load16(weights + (ky * k + kx) * ch)) }
             }
             store16(relu6 ? clamp6(acc) : acc, out + ox * ch)
         }
@@ -217,7 +244,7 @@ private func depthwisePixel(inImage: UnsafePointer<Float>, w: Int, ch: Int, weig
         for ky in kyLo..<kyHi {
             let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
             let wrow = weights + ky * k * ch + c
-            for kx in kxLo..<kxHi { acc += load16(row + kx * ch) * load16(wrow + kx * ch) }
+            for kx in kxLo..<kxHi { mac(&acc, load16(row + kx * ch), load16(wrow + kx * ch)) }
         }
         store16(relu6 ? clamp6(acc) : acc, out + c)
         c += 16
@@ -240,7 +267,7 @@ func depthwisePixelTail(inImage: UnsafePointer<Float>, w: Int, ch: Int, weights:
         for ky in kyLo..<kyHi {
             let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
             let wrow = weights + ky * k * ch + c
-            for kx in kxLo..<kxHi { acc += load8(row + kx * ch) * load8(wrow + kx * ch) }
+            for kx in kxLo..<kxHi { mac(&acc, load8(row + kx * ch), load8(wrow + kx * ch)) }
         }
         store8(relu6 ? clamp6(acc) : acc, out + c)
         c += 8
@@ -250,7 +277,7 @@ func depthwisePixelTail(inImage: UnsafePointer<Float>, w: Int, ch: Int, weights:
         for ky in kyLo..<kyHi {
             let row = inImage + ((iy0 + ky) * w + ix0) * ch + c
             let wrow = weights + ky * k * ch + c
-            for kx in kxLo..<kxHi { acc += row[kx * ch] * wrow[kx * ch] }
+            for kx in kxLo..<kxHi { mac(&acc, row[kx * ch], wrow[kx * ch]) }
         }
         out[c] = relu6 ? min(max(acc, 0), 6) : acc
         c += 1
