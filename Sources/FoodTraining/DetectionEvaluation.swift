@@ -65,24 +65,12 @@ public struct DetectionEvaluator: Sendable {
     }
 
     public func evaluate(_ records: [DetectionRecord], progress: (@Sendable (Int, Int) -> Void)? = nil) -> DetectionReport {
-        let lock = NSLock()
-        nonisolated(unsafe) var predictions = [[RecognizedFood]?](repeating: nil, count: records.count)
-        nonisolated(unsafe) var references = [ReferenceObject?](repeating: nil, count: records.count)
-        nonisolated(unsafe) var done = 0
-        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
-        let workers = recognizers.count
-        DispatchQueue.concurrentPerform(iterations: workers) { w in
-            var i = w
-            while i < records.count {
-                if case .success(let (decoded, _)) = decoder.decode(path: records[i].image),
-                   let rec = try? recognizers[w].recognize(decoded.image) {
-                    lock.lock(); predictions[i] = rec.foods; references[i] = rec.reference; lock.unlock()
-                }
-                lock.lock(); done += 1; let d = done; lock.unlock()
-                progress?(d, records.count)
-                i += workers
-            }
+        let recognised = PhotoWorkers.map(records.map(\.image), workers: recognizers.count, minShortSide: FoodRecognizer.inputSize,
+                                          progress: progress) { w, _, decoded -> Recognition? in
+            guard case .success(let image) = decoded else { return nil }
+            return try? recognizers[w].recognize(image)
         }
+        let predictions = recognised.map { $0?.foods }, references = recognised.map { $0?.reference }
         var groups: [String: [Int]] = [:]
         for (i, r) in records.enumerated() { groups[Self.subsetName(r), default: []].append(i) }
         let subsets = groups.keys.sorted().map { name -> DetectionReport.Subset in

@@ -83,33 +83,17 @@ public struct ClassificationEvaluator: Sendable {
     /// `foods`, the whole of stage 1 runs as `analyze` runs it and the foods list's top is kept too.
     public func scores(_ samples: [TrainingSample], foods: Bool = false,
                        progress: (@Sendable (Int, Int) -> Void)? = nil) -> [Scored?] {
-        let lock = NSLock()
-        nonisolated(unsafe) var out = [Scored?](repeating: nil, count: samples.count)
-        nonisolated(unsafe) var done = 0
-        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
-        let workers = recognizers.count
-        DispatchQueue.concurrentPerform(iterations: workers) { w in
+        PhotoWorkers.map(samples.map(\.path), workers: recognizers.count, minShortSide: FoodRecognizer.inputSize, progress: progress) { w, _, decoded in
+            guard case .success(let image) = decoded else { return nil }
             let r = recognizers[w]
-            var i = w
-            while i < samples.count {
-                if case .success(let (decoded, _)) = decoder.decode(path: samples[i].path) {
-                    var scored: Scored?
-                    if foods {
-                        if let (rec, context) = try? r.recognizeScored(decoded.image) {
-                            let top = rec.foods.max { $0.confidence < $1.confidence }
-                            scored = Scored(ranked: rec.top, foodContext: context, foodsTop: rec.unknown ? nil : top?.label)
-                        }
-                    } else if let e = try? r.embed(decoded.image), let ranked = try? r.head.predict(e.embedding) {
-                        scored = Scored(ranked: ranked, foodContext: e.foodContext, foodsTop: nil)
-                    }
-                    lock.lock(); out[i] = scored; lock.unlock()
-                }
-                lock.lock(); done += 1; let d = done; lock.unlock()
-                progress?(d, samples.count)
-                i += workers
+            if foods {
+                guard let (rec, context) = try? r.recognizeScored(image) else { return nil }
+                let top = rec.foods.max { $0.confidence < $1.confidence }
+                return Scored(ranked: rec.top, foodContext: context, foodsTop: rec.unknown ? nil : top?.label)
             }
+            guard let e = try? r.embed(image), let ranked = try? r.head.predict(e.embedding) else { return nil }
+            return Scored(ranked: ranked, foodContext: e.foodContext, foodsTop: nil)
         }
-        return out
     }
 
     public func evaluate(_ samples: [TrainingSample], calibration: RecognitionCalibration, foods: Bool = false,

@@ -63,24 +63,10 @@ public struct GateProbe: Sendable {
 
     /// One row per photo (nil where it could not be decoded or recognised), in input order.
     public func run(_ photos: [(path: String, set: String)], progress: (@Sendable (Int, Int) -> Void)? = nil) -> [Row?] {
-        let lock = NSLock()
-        nonisolated(unsafe) var out = [Row?](repeating: nil, count: photos.count)
-        nonisolated(unsafe) var done = 0
-        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
-        let workers = withPass.count
-        DispatchQueue.concurrentPerform(iterations: workers) { w in
-            var i = w
-            while i < photos.count {
-                if case .success(let (decoded, _)) = decoder.decode(path: photos[i].path),
-                   let row = try? probe(decoded.image, path: photos[i].path, set: photos[i].set, worker: w) {
-                    lock.lock(); out[i] = row; lock.unlock()
-                }
-                lock.lock(); done += 1; let d = done; lock.unlock()
-                progress?(d, photos.count)
-                i += workers
-            }
+        PhotoWorkers.map(photos.map(\.path), workers: withPass.count, minShortSide: FoodRecognizer.inputSize, progress: progress) { w, i, decoded in
+            guard case .success(let image) = decoded else { return nil }
+            return try? probe(image, path: photos[i].path, set: photos[i].set, worker: w) ?? nil
         }
-        return out
     }
 
     func probe(_ image: RGBImage, path: String, set: String, worker w: Int) throws -> Row? {

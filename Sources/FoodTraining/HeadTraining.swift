@@ -184,33 +184,21 @@ public final class EmbeddingExtractor: @unchecked Sendable {
     func forEachSample(_ samples: [TrainingSample], seed: UInt64, progress: (@Sendable (Int, Int) -> Void)?,
                        makeViews: @Sendable (RGBImage, NormalizedBox?, inout SplitMix64) -> [FloatImage],
                        use: @Sendable (Int, EfficientNetLite0, [FloatImage]) throws -> Void) -> [Failure] {
-        let lock = NSLock()
-        nonisolated(unsafe) var failures: [Failure] = []
-        nonisolated(unsafe) var done = 0
-        let workers = networks.count
-        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: max(FoodRecognizer.inputSize, networks[0].inputSize)))
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            let net = networks[worker]
-            var i = worker
-            while i < samples.count {
-                let s = samples[i]
+        PhotoWorkers.map(samples.map(\.path), workers: networks.count,
+                         minShortSide: max(FoodRecognizer.inputSize, networks[0].inputSize), progress: progress) { worker, i, decoded -> Failure? in
+            let s = samples[i]
+            switch decoded {
+            case .success(let image):
                 var rng = SplitMix64(seed: seed &+ UInt64(i) &* 0x9E37)
-                switch decoder.decode(path: s.path) {
-                case .success(let (decoded, _)):
-                    let inputs = makeViews(decoded.image, s.region, &rng)
-                    do {
-                        try use(i, net, inputs)
-                    } catch {
-                        lock.lock(); failures.append(Failure(path: s.path, reason: "\(error)")); lock.unlock()
-                    }
-                case .failure(let e):
-                    lock.lock(); failures.append(Failure(path: s.path, reason: e.message)); lock.unlock()
+                do {
+                    try use(i, networks[worker], makeViews(image, s.region, &rng))
+                    return nil
+                } catch {
+                    return Failure(path: s.path, reason: "\(error)")
                 }
-                lock.lock(); done += 1; let d = done; lock.unlock()
-                progress?(d, samples.count)
-                i += workers
+            case .failure(let e):
+                return Failure(path: s.path, reason: e.message)
             }
-        }
-        return failures
+        }.compactMap { $0 }
     }
 }

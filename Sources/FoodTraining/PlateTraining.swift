@@ -29,28 +29,12 @@ public enum PlateTraining {
     /// each photo, on one recognizer per thread. Returns one array per sample (empty when it failed to decode).
     public static func embed(_ samples: [TrainingSample], views: @Sendable (TrainingSample) -> Int, recognizers: [FoodRecognizer],
                              seed: UInt64, progress: (@Sendable (Int, Int) -> Void)? = nil) -> [[[Float]]] {
-        let lock = NSLock()
-        nonisolated(unsafe) var out = [[[Float]]](repeating: [], count: samples.count)
-        nonisolated(unsafe) var done = 0
-        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
-        let workers = max(1, recognizers.count)
-        DispatchQueue.concurrentPerform(iterations: workers) { w in
-            var i = w
-            while i < samples.count {
-                if case .success(let (decoded, _)) = decoder.decode(path: samples[i].path) {
-                    var rng = SplitMix64(seed: seed &+ UInt64(i))
-                    let tensors = EmbeddingExtractor.views(of: decoded.image, region: samples[i].region,
-                                                           count: views(samples[i]), rng: &rng)
-                    if let e = try? recognizers[w].embeddings(of: tensors) {
-                        lock.lock(); out[i] = e.map(\.embedding); lock.unlock()
-                    }
-                }
-                lock.lock(); done += 1; let d = done; lock.unlock()
-                progress?(d, samples.count)
-                i += workers
-            }
-        }
-        return out
+        PhotoWorkers.map(samples.map(\.path), workers: recognizers.count, minShortSide: FoodRecognizer.inputSize, progress: progress) { w, i, decoded in
+            guard case .success(let image) = decoded else { return nil }
+            var rng = SplitMix64(seed: seed &+ UInt64(i))
+            let tensors = EmbeddingExtractor.views(of: image, region: samples[i].region, count: views(samples[i]), rng: &rng)
+            return (try? recognizers[w].embeddings(of: tensors))?.map(\.embedding)
+        }.map { $0 ?? [] }
     }
 
     /// Fits the two-class head; views of one photo stay on one side of the hold-out split.
