@@ -214,6 +214,11 @@ public final class PostgresStore: ServerStore {
             throw Self.unavailable("no answer within \(seconds.formatted(.number.precision(.fractionLength(0...2)))) s")
         } catch is CancellationError {
             throw Self.unavailable("cancelled")
+        } catch let error as PSQLError {
+            // A statement PostgreSQL refused for another reason: the caller answers 500; the class says which.
+            logger.error("the database refused a statement", metadata: ["sqlstate": .string(error.serverInfo?[.sqlState] ?? "?"),
+                                                                        "code": .string("\(error.code)")])
+            throw error
         }
     }
 

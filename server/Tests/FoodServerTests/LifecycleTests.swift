@@ -9,7 +9,8 @@ import FoundationNetworking
 struct LifecycleTests {
     static let binary = repoRoot + "/server/.build/debug/foodmoment-server"
 
-    func run(_ arguments: [String], data: String) throws -> (Process, Pipe) {
+    /// `log`: where the server's log goes when `FOODMOMENT_TEST_SERVER_LOG` is not set (appended); nil = dropped.
+    func run(_ arguments: [String], data: String, log: String? = nil) throws -> (Process, Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = arguments + ["--data", data]
@@ -20,7 +21,7 @@ struct LifecycleTests {
         let out = Pipe()
         process.standardOutput = out
         // FOODMOMENT_TEST_SERVER_LOG=FILE keeps the servers' logs (appended) for a failure to be read; else dropped.
-        if let log = ProcessInfo.processInfo.environment["FOODMOMENT_TEST_SERVER_LOG"],
+        if let log = ProcessInfo.processInfo.environment["FOODMOMENT_TEST_SERVER_LOG"] ?? log,
            FileManager.default.fileExists(atPath: log) || FileManager.default.createFile(atPath: log, contents: nil),
            let handle = FileHandle(forWritingAtPath: log) {
             handle.seekToEndOfFile()

@@ -67,6 +67,14 @@ struct PostgresFaultTests {
         defer { _ = try? Self.cluster("stop", dir: dir) }
         let data = NSTemporaryDirectory() + "foodmoment-pgfault-data-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: data) }
+        // The servers' logs, so that a failure says what the server saw (a 500 is logged with the error's type).
+        let serverLog = NSTemporaryDirectory() + "foodmoment-pgfault-log-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: serverLog) }
+        func serverErrors() -> String {
+            let text = (try? String(contentsOfFile: serverLog, encoding: .utf8)) ?? ""
+            let lines = text.split(separator: "\n").filter { $0.contains(" error ") || $0.contains(" critical ") }
+            return lines.isEmpty ? "no error lines in the servers' log" : "the servers logged:\n" + lines.prefix(10).joined(separator: "\n")
+        }
         let database = ["--database", url, "--database-timeout", "1"]
         let lifecycle = LifecycleTests()
         let (maker, tokenOut) = try lifecycle.run(["token", "create", "--user", "alice"] + database, data: data)
@@ -77,7 +85,7 @@ struct PostgresFaultTests {
         var processes: [Process] = [], found: [String] = []
         defer { for p in processes where p.isRunning { p.terminate() } }
         for _ in 0..<2 {
-            let (p, out) = try lifecycle.run(["--port", "0", "--analyzers", "1"] + database, data: data)
+            let (p, out) = try lifecycle.run(["--port", "0", "--analyzers", "1"] + database, data: data, log: serverLog)
             processes.append(p)
             var line = ""
             while !line.contains("listening on") {
@@ -142,10 +150,11 @@ struct PostgresFaultTests {
         await load.value
 
         print("pgfault: before kill \(tally.statuses), after kill \(afterKill.statuses), slowest 503 \(tally.slowest503), ready again \(recovery) after PostgreSQL started")
-        #expect(Set(tally.statuses.keys).isSubset(of: [201, 503]), "only 201 or 503 (never a 500): \(tally.statuses)")
+        #expect(Set(tally.statuses.keys).isSubset(of: [201, 503]), "only 201 or 503 (never a 500): \(tally.statuses); \(serverErrors())")
         #expect((tally.statuses[503] ?? 0) > 0, "some requests met the database down")
         #expect(tally.slowest503 < .seconds(4), "a 503 comes within the database timeout (1 s), not after a hang")
-        #expect((afterKill.statuses[201] ?? 0) > 0 && Set(afterKill.statuses.keys) == [201], "the surviving instance keeps serving: \(afterKill.statuses)")
+        #expect((afterKill.statuses[201] ?? 0) > 0 && Set(afterKill.statuses.keys) == [201],
+                "the surviving instance keeps serving: \(afterKill.statuses); \(serverErrors())")
         // Every meal a client was told was created is in the database.
         let acknowledged = Set(tally.created + afterKill.created)
         let stored = try await TestPostgres.withClient(url) { client in
