@@ -53,7 +53,7 @@ public struct Recognition: Sendable, Codable, Equatable {
 }
 
 /// When the whole-photo pass shows one food alone, confidently, with no coin and not on a shared plate, its own 7×7
-/// map gives that food's box and the localisation pass (two thirds of the network's work) is skipped. Every other
+/// map gives that food's box and the localisation pass (three quarters of the network's work) is skipped. Every other
 /// photo — a plate, several foods, a coin (whose finder needs the finer map), an unsure label — gets the pass.
 public struct LocalisationGate: Sendable, Codable, Equatable {
     /// The food head's best whole-photo probability must reach this.
@@ -113,7 +113,7 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case unknownThreshold, cellThreshold, singleFoodCellThreshold, candidateThreshold, foodContextThreshold, confidentFoodProbability
         case matcherThreshold, embeddingSource, consolidate, keepAspect, note
-        case localisationGate = "localisationGate"
+        case localisationGate
         // The file format's keys keep their original spelling.
         case localizationSize = "localisationSize", localizer = "localiser"
     }
@@ -468,7 +468,6 @@ public final class FoodRecognizer: @unchecked Sendable {
         let found = detectCells(cellDetector, map: map, global: top, plate: plate, reference: nil, imageSize: (map.width, map.height))
         return GateEvidence(topProbability: top.first?.probability ?? 0, plate: plate, coinProbability: coin, foods: found.count)
     }
-
 
     /// The element-wise mean of equally long vectors.
     static func meanOf(_ vectors: [[Float]]) -> [Float] {
