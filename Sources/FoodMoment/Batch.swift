@@ -227,7 +227,7 @@ public enum ResultCSV {
 
     /// RFC 4180: quote fields with a comma, quote, CR or LF; double the quotes. A leading `=`, `+`, `-` or `@`
     /// is prefixed with `'` so a spreadsheet does not run a file name as a formula.
-    static func line(_ fields: [String]) -> String {
+    public static func line(_ fields: [String]) -> String {
         fields.map { field in
             var f = field
             if let c = f.first, "=+-@".contains(c), Double(f) == nil { f = "'" + f }

@@ -398,24 +398,25 @@ public final class FoodRecognizer: @unchecked Sendable {
             let localInput = localSize > Self.inputSize
                 ? LocalizationInput.tensor(image, size: localSize, keepAspect: calibration.keepAspect) : nil
             lap("preprocess")
-            if let localInput, let gate = calibration.localisationGate, foodTop?.blocks.isEmpty ?? true {
-                // The whole-photo pass with its map, for the gate (and for the boxes when the gate says so).
-                let outs = try backbone.forward(inputs, includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap)
-                whole = try foodTop.map { top in try outs.map { try foodEmbedding($0, top: top) } } ?? outs.map { ($0.embedding, $0.logits) }
-                lap("backbone")
-                if let first = outs.first, let wholeMap = first.featureMap,
-                   try gateEvidence(embedding: Self.meanOf(whole.map(\.embedding)), map: wholeMap)?.allowsSkipping(gate) == true {
-                    localMap = wholeMap; localBlock = first.blockOutput
-                    skipped = true
+            if let localInput {
+                if let gate = calibration.localisationGate, foodTop?.blocks.isEmpty ?? true {
+                    // The whole-photo pass with its map, for the gate (and for the boxes when the gate says so).
+                    let pass = try full(inputs)
+                    whole = pass.whole
+                    lap("backbone")
+                    if let first = pass.outs.first, let wholeMap = first.featureMap,
+                       try gateEvidence(embedding: Self.meanOf(whole.map(\.embedding)), map: wholeMap)?.allowsSkipping(gate) == true {
+                        localMap = wholeMap; localBlock = first.blockOutput
+                        skipped = true
+                    }
                 } else {
+                    whole = try embeddings(of: inputs)
+                    lap("backbone")
+                }
+                if !skipped {
                     let local = try backbone.forward([localInput], includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap).first
                     localMap = local?.featureMap; localBlock = local?.blockOutput
                 }
-            } else if let localInput {
-                whole = try embeddings(of: inputs)
-                lap("backbone")
-                let local = try backbone.forward([localInput], includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap).first
-                localMap = local?.featureMap; localBlock = local?.blockOutput
             } else {
                 let pass = try full(inputs)
                 lap("backbone")

@@ -101,8 +101,7 @@ public struct GateProbe: Sendable {
     }
 
     public static func score(_ rows: [Row], gate: LocalisationGate) -> [Score] {
-        Dictionary(grouping: rows, by: \.set).keys.sorted().map { set in
-            let all = rows.filter { $0.set == set }
+        Dictionary(grouping: rows, by: \.set).sorted { $0.key < $1.key }.map { set, all in
             let skipped = all.filter { $0.skipped(by: gate) }
             let ious = skipped.compactMap(\.boxIoU).sorted(), ratios = skipped.compactMap(\.gramsRatio).sorted()
             return Score(set: set, photos: all.count, skipped: skipped.count, sameFoods: skipped.filter(\.sameFoods).count,

@@ -56,11 +56,7 @@ struct EvalCommand: AsyncParsableCommand {
         for folder in data { samples += try TrainingSet.folders(folder, sources: commaSet(source), excluding: commaSet(excludeSource)) }
         let wanted = commaSet(labels)
         if !wanted.isEmpty { samples = samples.filter { wanted.contains($0.label) } }
-        if let fold {
-            let parts = fold.split(separator: "/").compactMap { UInt64($0) }
-            guard parts.count == 2, parts[1] > 0, parts[0] < parts[1] else { throw ValidationError("--fold is K/N with 0 ≤ K < N, not \(fold)") }
-            samples = samples.filter { SplitMix64.fnv1a(($0.path as NSString).lastPathComponent) % parts[1] == parts[0] }
-        }
+        if let fold { samples = try inFold(samples, fold) }
         guard !samples.isEmpty else { throw ValidationError("no photos left in \(data.joined(separator: ", ")) after --source / --exclude-source / --labels") }
         let recognizers = try passes.apply(loadRecognizers(threads: threads, models: models))
         let progress = ProgressLine(total: samples.count)
@@ -286,11 +282,7 @@ struct EvalGateCommand: AsyncParsableCommand {
         var photos: [(path: String, set: String)] = []
         for folder in images {
             var samples = try TrainingSet.folders(folder, sources: [], excluding: [])
-            if let fold {
-                let parts = fold.split(separator: "/").compactMap { UInt64($0) }
-                guard parts.count == 2, parts[1] > 0, parts[0] < parts[1] else { throw ValidationError("--fold is K/N with 0 ≤ K < N, not \(fold)") }
-                samples = samples.filter { SplitMix64.fnv1a(($0.path as NSString).lastPathComponent) % parts[1] == parts[0] }
-            }
+            if let fold { samples = try inFold(samples, fold) }
             photos += samples.map { ($0.path, "images (\(LabelGroup.group(of: $0.label)))") }
         }
         let wanted = commaSet(subsets)
@@ -313,16 +305,14 @@ struct EvalGateCommand: AsyncParsableCommand {
                                         r.labels.joined(separator: " "), "\(r.unknown)", r.wholeMapLabels.joined(separator: " "),
                                         "\(r.wholeMapUnknown)", r.boxIoU.map { "\($0)" } ?? "", r.gramsRatio.map { "\($0)" } ?? "",
                                         r.boxArea.map { "\($0)" } ?? "", r.wholeMapBoxArea.map { "\($0)" } ?? "", "\(r.coin)"]
-                text += fields.map { $0.contains(",") || $0.contains("\"") ? "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : $0 }
-                    .joined(separator: ",") + "\n"
+                text += ResultCSV.line(fields) + "\n"
             }
             try Data(text.utf8).write(to: URL(fileURLWithPath: csv))
         }
         var gates: [LocalisationGate] = []
         if let gate {
-            let parts = gate.split(separator: ",").compactMap { Float($0) }
-            guard parts.count == 2 else { throw ValidationError("--gate is TOP,COIN, not \(gate)") }
-            gates = [LocalisationGate(minTopProbability: parts[0], maxCoinProbability: parts[1])]
+            guard let one = try parseGate(gate) else { throw ValidationError("--gate of eval-gate is a gate to score (TOP,COIN), not off") }
+            gates = [one]
         } else {
             for top: Float in [0.5, 0.6, 0.7, 0.8, 0.9, 0.95] {
                 for coin: Float in [0.02, 0.05, 0.1, 0.2, 0.4] { gates.append(LocalisationGate(minTopProbability: top, maxCoinProbability: coin)) }
@@ -373,12 +363,7 @@ struct PassOptions: ParsableArguments {
     /// `--gate`: nil = as calibration.json; `.some(nil)` = off.
     func parsedGate() throws -> LocalisationGate?? {
         guard let gate else { return nil }
-        if gate == "off" { return .some(nil) }
-        let parts = gate.split(separator: ",").compactMap { Float($0.trimmingCharacters(in: .whitespaces)) }
-        guard parts.count == 2, parts.allSatisfy({ (0...1).contains($0) }) else {
-            throw ValidationError("--gate is off or TOP,COIN (two probabilities, e.g. 0.8,0.1), not \(gate)")
-        }
-        return .some(LocalisationGate(minTopProbability: parts[0], maxCoinProbability: parts[1], note: "--gate \(gate)"))
+        return .some(try parseGate(gate))
     }
 
     func apply(_ recognizers: [FoodRecognizer]) throws -> [FoodRecognizer] {
@@ -404,6 +389,23 @@ struct PassOptions: ParsableArguments {
             return r.with(calibration: c, cellDetector: detector, coinFinder: noCoin ? .some(nil) : nil, photoPortions: photo)
         }
     }
+}
+
+/// `--fold K/N`: the samples whose file-name hash is K mod N (choose settings on one fold, report another).
+func inFold(_ samples: [TrainingSample], _ fold: String) throws -> [TrainingSample] {
+    let parts = fold.split(separator: "/").compactMap { UInt64($0) }
+    guard parts.count == 2, parts[1] > 0, parts[0] < parts[1] else { throw ValidationError("--fold is K/N with 0 ≤ K < N, not \(fold)") }
+    return samples.filter { SplitMix64.fnv1a(($0.path as NSString).lastPathComponent) % parts[1] == parts[0] }
+}
+
+/// `--gate`: `off` (nil) or `TOP,COIN`, two probabilities.
+func parseGate(_ text: String) throws -> LocalisationGate? {
+    if text == "off" { return nil }
+    let parts = text.split(separator: ",").compactMap { Float($0.trimmingCharacters(in: .whitespaces)) }
+    guard parts.count == 2, parts.allSatisfy({ (0...1).contains($0) }) else {
+        throw ValidationError("--gate is off or TOP,COIN (two probabilities, e.g. 0.8,0.1), not \(text)")
+    }
+    return LocalisationGate(minTopProbability: parts[0], maxCoinProbability: parts[1], note: "--gate \(text)")
 }
 
 /// `a,b , c` → ["a", "b", "c"]; nil or empty → [].
