@@ -278,6 +278,16 @@ struct EvalGateCommand: AsyncParsableCommand {
     @Option(help: "Write one CSV row per photo (evidence and both answers) to FILE.") var csv: String?
     @Flag(help: "Print JSON.") var json = false
 
+    /// Before any photo is analysed.
+    func validate() throws { _ = try gateToScore() }
+
+    /// `--gate`: the one gate to score (nil = the grid).
+    func gateToScore() throws -> LocalisationGate? {
+        guard let gate else { return nil }
+        guard let one = try parseGate(gate) else { throw ValidationError("--gate of eval-gate is a gate to score (TOP,COIN), not off") }
+        return one
+    }
+
     func run() async throws {
         var photos: [(path: String, set: String)] = []
         for folder in images {
@@ -310,8 +320,7 @@ struct EvalGateCommand: AsyncParsableCommand {
             try Data(text.utf8).write(to: URL(fileURLWithPath: csv))
         }
         var gates: [LocalisationGate] = []
-        if let gate {
-            guard let one = try parseGate(gate) else { throw ValidationError("--gate of eval-gate is a gate to score (TOP,COIN), not off") }
+        if let one = try gateToScore() {
             gates = [one]
         } else {
             for top: Float in [0.5, 0.6, 0.7, 0.8, 0.9, 0.95] {
