@@ -20,14 +20,13 @@ public enum InferencePrecision: String, Sendable, CaseIterable, Codable {
     public static let int8Supported: Bool = fm_vnni_supported() != 0
 
     /// What inference uses unless told otherwise: what `choose(_:)` set (a command's `--precision`), else
-    /// `FOODMOMENT_PRECISION` (`fp32`, `bf16` or `int8`) when set, else `bf16` where the CPU has it, else `fp32`.
-    /// `int8` is not the default: it moves box mAP on ECUSTFD dev by 0.015 (docs/benchmarks.md). The parity tests
-    /// ask for `fp32` explicitly; fine-tuning's own GEMMs are always FP32.
+    /// `FOODMOMENT_PRECISION` (`fp32`, `bf16` or `int8`) when set, else `preferred`. The parity tests ask for `fp32`
+    /// explicitly; fine-tuning's own GEMMs are always FP32.
     public static var automatic: InferencePrecision {
         processChoice.withLock { choice in
             if let choice { return choice }
             let asked = ProcessInfo.processInfo.environment["FOODMOMENT_PRECISION"].flatMap(InferencePrecision.init(rawValue:))
-            let resolved = (asked ?? .bf16).available
+            let resolved = (asked ?? preferred).available
             choice = resolved
             return resolved
         }
@@ -40,6 +39,13 @@ public enum InferencePrecision: String, Sendable, CaseIterable, Codable {
     }
 
     private static let processChoice = Mutex<InferencePrecision?>(nil)
+
+    /// The default: `int8` where the CPU has both VNNI and BF16 (the combination whose accuracy was measured
+    /// against FP32 and kept inside the bars, docs/benchmarks.md), else `bf16` where it has BF16, else `fp32`.
+    /// A CPU with VNNI but no BF16 would run `int8`'s narrow layers in FP32, a mix never measured, so it gets `fp32`.
+    public static var preferred: InferencePrecision {
+        int8Supported && bf16Supported ? .int8 : bf16Supported ? .bf16 : .fp32
+    }
 
     /// Whether `.int8` runs a 1x1 convolution of this shape in INT8 (the others run in BF16).
     public static func int8Runs(inChannels: Int, outChannels: Int) -> Bool {

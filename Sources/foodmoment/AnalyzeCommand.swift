@@ -112,7 +112,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Nutrition database folder (default: the bundled nutrition-db/, or $FOODMOMENT_NUTRITION_DB).", valueName: "dir"))
     var nutritionDb: String?
 
-    @Option(help: ArgumentHelp("Arithmetic of the network's 1x1 convolutions: fp32 (the reference), bf16 (AVX-512 BF16) or int8 (AVX-512 VNNI; moves boxes slightly more). Default: bf16 where the CPU has it, else fp32 (or $FOODMOMENT_PRECISION). A CPU without the instructions falls back (to fp32 at worst).", valueName: "fp32|bf16|int8"))
+    @Option(help: ArgumentHelp("Arithmetic of the network's 1x1 convolutions: fp32 (the reference), bf16 (AVX-512 BF16) or int8 (AVX-512 VNNI, its narrow layers in BF16). Default: int8 where the CPU has AVX-512 VNNI and BF16, else bf16 where it has BF16, else fp32 (or $FOODMOMENT_PRECISION). A CPU without the instructions falls back (to fp32 at worst).", valueName: "fp32|bf16|int8"))
     var precision: InferencePrecision?
 
     @Option(parsing: .unconditional, help: "Photos analysed at once (one model instance each).")

@@ -59,7 +59,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Only time the GEMM kernels on an M,K,N product (e.g. 784,512,512) and print GFLOP/s.")
     var gemm: String?
 
-    @Option(help: "Arithmetic of the 1x1 convolutions: fp32 (the reference), bf16 (AVX-512 BF16) or int8 (AVX-512 VNNI). Default: bf16 where the CPU has it (or FOODMOMENT_PRECISION).")
+    @Option(help: "Arithmetic of the 1x1 convolutions: fp32 (the reference), bf16 (AVX-512 BF16) or int8 (AVX-512 VNNI). Default: int8 where the CPU has AVX-512 VNNI and BF16, else bf16 where it has BF16, else fp32 (or FOODMOMENT_PRECISION).")
     var precision: InferencePrecision?
 
     @Flag(help: "Also time the reduced-precision engines a user could pick instead (tools/onnx/int8_peers.py: onnxruntime INT8, OpenVINO FP32/BF16/INT8; needs the training photos for calibration).")

@@ -41,7 +41,7 @@ enum Main {
         if let asked = ProcessInfo.processInfo.environment["FOODMOMENT_PRECISION"], !asked.isEmpty,
            InferencePrecision(rawValue: asked) == nil {
             let choices = InferencePrecision.allCases.map(\.rawValue).joined(separator: ", ")
-            FileHandle.standardError.write(Data("error: FOODMOMENT_PRECISION=\(asked) is not one of \(choices); unset it for the default (bf16 where the CPU has it)\n".utf8))
+            FileHandle.standardError.write(Data("error: FOODMOMENT_PRECISION=\(asked) is not one of \(choices); unset it for the default (int8 where the CPU has AVX-512 VNNI and BF16)\n".utf8))
             Foundation.exit(Exit.usage.rawValue)
         }
         do {

@@ -61,6 +61,13 @@ struct BatchCLITests {
         let first = try analyze(["--precision", "fp32"]), again = try analyze(["--precision", "bf16"])
         #expect(first.status == 0 && again.status == 0)
         #expect(topProbability(again) == (hasBF16 ? p16 : p32) && precision(again) == bf16Name)
+        // Neither flag nor variable: INT8 where the CPU has VNNI and BF16 (the measured combination), the same numbers
+        // as `--precision int8`.
+        let plain = try analyze(["--no-journal"]), int8 = try analyze(["--precision", "int8", "--no-journal"])
+        let preferred = InferencePrecision.preferred
+        #expect(preferred == (InferencePrecision.int8Supported && hasBF16 ? .int8 : hasBF16 ? .bf16 : .fp32))
+        #expect(precision(plain) == preferred.rawValue && plain.stderr.contains("in \(preferred.rawValue.uppercased())"), "\(plain.stderr)")
+        if preferred == .int8 { #expect(topProbability(plain) == topProbability(int8) && precision(int8) == "int8") }
         let unknown = try analyze(["--precision", "fp16"])
         #expect(unknown.status == 2 && unknown.stderr.contains("fp16"), "\(unknown.stderr)")
     }
