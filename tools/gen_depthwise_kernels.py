@@ -31,8 +31,11 @@ for k, s, u in SHAPES:
     w(f"/// Up to {u} outputs per step: independent accumulator chains hide the multiply-add latency.")
     w("@inline(__always)")
     w(f"func depthwiseRow{k}s{s}(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: Int, ixOffset: Int,")
-    w("                       weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int,")
+    w("                       weights: UnsafePointer<Float>, bias biasPointer: UnsafePointer<Float>, oxStart: Int, oxEnd: Int,")
     w("                       relu6: Bool, out: UnsafeMutablePointer<Float>) {")
+    w("    // Loaded here rather than passed as a vector: a SIMD16 argument arrives in four xmm registers, and LLVM then")
+    w("    // kept every accumulator as two 8-lane halves (half the multiply-adds per instruction).")
+    w("    let bias = load16(biasPointer)")
     w("    var ox = oxStart")
     steps = [v for v in (8, 4, 2, 1) if v <= u]
     for v in steps:

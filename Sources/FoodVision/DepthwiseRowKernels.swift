@@ -8,8 +8,11 @@
 /// Up to 8 outputs per step: independent accumulator chains hide the multiply-add latency.
 @inline(__always)
 func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: Int, ixOffset: Int,
-                       weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int,
+                       weights: UnsafePointer<Float>, bias biasPointer: UnsafePointer<Float>, oxStart: Int, oxEnd: Int,
                        relu6: Bool, out: UnsafeMutablePointer<Float>) {
+    // Loaded here rather than passed as a vector: a SIMD16 argument arrives in four xmm registers, and LLVM then
+    // kept every accumulator as two 8-lane halves (half the multiply-adds per instruction).
+    let bias = load16(biasPointer)
     var ox = oxStart
     while ox + 8 <= oxEnd {
         let base = rows + (ox * 1 + ixOffset) * inCh
@@ -207,8 +210,11 @@ func depthwiseRow3s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
 /// Up to 8 outputs per step: independent accumulator chains hide the multiply-add latency.
 @inline(__always)
 func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: Int, ixOffset: Int,
-                       weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int,
+                       weights: UnsafePointer<Float>, bias biasPointer: UnsafePointer<Float>, oxStart: Int, oxEnd: Int,
                        relu6: Bool, out: UnsafeMutablePointer<Float>) {
+    // Loaded here rather than passed as a vector: a SIMD16 argument arrives in four xmm registers, and LLVM then
+    // kept every accumulator as two 8-lane halves (half the multiply-adds per instruction).
+    let bias = load16(biasPointer)
     var ox = oxStart
     while ox + 8 <= oxEnd {
         let base = rows + (ox * 2 + ixOffset) * inCh
@@ -439,8 +445,11 @@ func depthwiseRow3s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
 /// Up to 8 outputs per step: independent accumulator chains hide the multiply-add latency.
 @inline(__always)
 func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: Int, ixOffset: Int,
-                       weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int,
+                       weights: UnsafePointer<Float>, bias biasPointer: UnsafePointer<Float>, oxStart: Int, oxEnd: Int,
                        relu6: Bool, out: UnsafeMutablePointer<Float>) {
+    // Loaded here rather than passed as a vector: a SIMD16 argument arrives in four xmm registers, and LLVM then
+    // kept every accumulator as two 8-lane halves (half the multiply-adds per instruction).
+    let bias = load16(biasPointer)
     var ox = oxStart
     while ox + 8 <= oxEnd {
         let base = rows + (ox * 1 + ixOffset) * inCh
@@ -820,8 +829,11 @@ func depthwiseRow5s1(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: 
 /// Up to 8 outputs per step: independent accumulator chains hide the multiply-add latency.
 @inline(__always)
 func depthwiseRow5s2(rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: Int, ixOffset: Int,
-                       weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int,
+                       weights: UnsafePointer<Float>, bias biasPointer: UnsafePointer<Float>, oxStart: Int, oxEnd: Int,
                        relu6: Bool, out: UnsafeMutablePointer<Float>) {
+    // Loaded here rather than passed as a vector: a SIMD16 argument arrives in four xmm registers, and LLVM then
+    // kept every accumulator as two 8-lane halves (half the multiply-adds per instruction).
+    let bias = load16(biasPointer)
     var ox = oxStart
     while ox + 8 <= oxEnd {
         let base = rows + (ox * 2 + ixOffset) * inCh

@@ -103,10 +103,9 @@ func depthwiseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width
                 let to = scratch + ((y + padTop) * pw + padLeft) * 16
                 for x in 0..<w { store16(load16(from + x * ch), to + x * 16) }
             }
-            let bv = load16(bias + c)
             for oy in 0..<oh {
                 depthwiseRow(kernel: k, stride: s, rows: scratch + oy * s * pw * 16, rowStride: pw * 16, inCh: 16, ch: ch,
-                             ixOffset: 0, weights: weights + c, bias: bv, oxStart: 0, oxEnd: ow, relu6: relu6,
+                             ixOffset: 0, weights: weights + c, bias: bias + c, oxStart: 0, oxEnd: ow, relu6: relu6,
                              out: dst + oy * ow * ch + c)
             }
             c += 16
@@ -172,11 +171,10 @@ func depthwiseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, 
         if interiorColumns {
             var c = 0
             while c < c16 {
-                let bv = load16(bias + c)
                 for oy in oyFirstInterior..<oyEndInterior {
                     let iy0 = oy * s - padTop
                     depthwiseRow(kernel: k, stride: s, rows: inImage + iy0 * w * ch + c, rowStride: w * ch, inCh: ch, ch: ch,
-                                 ixOffset: -padLeft, weights: weights + c, bias: bv,
+                                 ixOffset: -padLeft, weights: weights + c, bias: bias + c,
                                  oxStart: oxFirstInterior, oxEnd: oxEndInterior, relu6: relu6, out: outImage + oy * ow * ch + c)
                 }
                 c += 16
@@ -214,7 +212,7 @@ func depthwiseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, 
 /// The generated row kernel for (k, stride), or a plain loop for other shapes.
 @_transparent
 func depthwiseRow(kernel k: Int, stride s: Int, rows: UnsafePointer<Float>, rowStride: Int, inCh: Int, ch: Int, ixOffset: Int,
-                  weights: UnsafePointer<Float>, bias: SIMD16<Float>, oxStart: Int, oxEnd: Int, relu6: Bool,
+                  weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, oxStart: Int, oxEnd: Int, relu6: Bool,
                   out: UnsafeMutablePointer<Float>) {
     switch (k, s) {
     case (3, 1): depthwiseRow3s1(rows: rows, rowStride: rowStride, inCh: inCh, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
@@ -223,7 +221,7 @@ func depthwiseRow(kernel k: Int, stride s: Int, rows: UnsafePointer<Float>, rowS
     case (5, 2): depthwiseRow5s2(rows: rows, rowStride: rowStride, inCh: inCh, ch: ch, ixOffset: ixOffset, weights: weights, bias: bias, oxStart: oxStart, oxEnd: oxEnd, relu6: relu6, out: out)
     default:
         for ox in oxStart..<oxEnd {
-            var acc = bias
+            var acc = load16(bias)
             let base = rows + (ox * s + ixOffset) * inCh
             for ky in 0..<k {
                 for kx in 0..<k { mac(&acc, load16(base + ky * rowStride + kx * inCh), load16(weights + (ky * k + kx) * ch)) }
