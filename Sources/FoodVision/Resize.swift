@@ -70,51 +70,60 @@ struct ResampleAxis {
 }
 
 public enum ImageResampler {
-    /// Resamples the pixel rectangle `(x0, y0, w, h)` of `image` to `outWidth × outHeight`, HWC floats 0…255.
+    /// Resamples the pixel rectangle `(x0, y0, w, h)` of `image` to `outWidth × outHeight`, HWC floats 0…255, or
+    /// `(v - mean) * scale` of them with `normalization`.
+    ///
+    /// Output row by output row: the source rows a row reads are filtered horizontally when first needed, into a
+    /// ring of as many rows as the widest vertical filter, so the filtered rows stay in cache (a whole filtered image
+    /// would be 2 MB for the localisation pass, written and read back), and each output row is normalised while it
+    /// is still in L1. Every value gets the same products and sums in the same order as a two-pass resampler.
     static func resampleFloat(_ image: RGBImage, x0: Double, y0: Double, w: Double, h: Double,
-                              outWidth: Int, outHeight: Int) -> [Float] {
+                              outWidth: Int, outHeight: Int, normalization: Normalization? = nil) -> [Float] {
         let ax = ResampleAxis(origin: x0, length: w, sourceSize: image.width, outSize: outWidth)
         let ay = ResampleAxis(origin: y0, length: h, sourceSize: image.height, outSize: outHeight)
-        // Only the source rows some output row reads are filtered horizontally.
-        let rowLo = ay.starts.first ?? 0
-        let rowHi = min(image.height, (ay.starts.last ?? 0) + (ay.offsets.last! - ay.offsets[ay.offsets.count - 2]))
-        let rows = max(0, rowHi - rowLo)
-        var temp = [Float](repeating: 0, count: rows * outWidth * 3)
-        var out = [Float](repeating: 0, count: outWidth * outHeight * 3)
+        let rowLen = outWidth * 3
+        var taps = 1
+        for j in 0..<outHeight { taps = max(taps, ay.offsets[j + 1] - ay.offsets[j]) }
+        var ring = [Float](repeating: 0, count: taps * rowLen)
+        var ringRow = [Int](repeating: -1, count: taps)
+        var out = [Float](repeating: 0, count: rowLen * outHeight)
         image.pixels.withUnsafeBufferPointer { src in
-            temp.withUnsafeMutableBufferPointer { tmp in
-                ax.starts.withUnsafeBufferPointer { starts in
-                    ax.offsets.withUnsafeBufferPointer { offs in
-                        ax.weights.withUnsafeBufferPointer { wts in
-                            for r in 0..<rows {
-                                let srow = (rowLo + r) * image.width * 3
-                                let trow = r * outWidth * 3
-                                for i in 0..<outWidth {
-                                    var accR: Float = 0, accG: Float = 0, accB: Float = 0
-                                    var s = srow + starts[i] * 3
-                                    for k in offs[i]..<offs[i + 1] {
-                                        let wk = wts[k]
-                                        accR += wk * Float(src[s]); accG += wk * Float(src[s + 1]); accB += wk * Float(src[s + 2])
-                                        s += 3
+            ring.withUnsafeMutableBufferPointer { ringBuffer in
+                out.withUnsafeMutableBufferPointer { dst in
+                    ax.starts.withUnsafeBufferPointer { starts in
+                        ax.offsets.withUnsafeBufferPointer { offs in
+                            ax.weights.withUnsafeBufferPointer { wts in
+                                let tmpBase = ringBuffer.baseAddress!, dstBase = dst.baseAddress!
+                                for j in 0..<outHeight {
+                                    let d = dstBase + j * rowLen
+                                    var r = ay.starts[j]
+                                    for k in ay.offsets[j]..<ay.offsets[j + 1] {
+                                        let slot = r % taps
+                                        let tmp = tmpBase + slot * rowLen
+                                        if ringRow[slot] != r {
+                                            ringRow[slot] = r
+                                            let srow = r * image.width * 3
+                                            for i in 0..<outWidth {
+                                                var accR: Float = 0, accG: Float = 0, accB: Float = 0
+                                                var s = srow + starts[i] * 3
+                                                for t in offs[i]..<offs[i + 1] {
+                                                    let wt = wts[t]
+                                                    accR += wt * Float(src[s]); accG += wt * Float(src[s + 1]); accB += wt * Float(src[s + 2])
+                                                    s += 3
+                                                }
+                                                tmp[i * 3] = accR; tmp[i * 3 + 1] = accG; tmp[i * 3 + 2] = accB
+                                            }
+                                        }
+                                        let wk = ay.weights[k]
+                                        for c in 0..<rowLen { d[c] += wk * tmp[c] }
+                                        r += 1
                                     }
-                                    tmp[trow + i * 3] = accR; tmp[trow + i * 3 + 1] = accG; tmp[trow + i * 3 + 2] = accB
+                                    if let n = normalization {
+                                        let mean = n.mean, scale = n.scale
+                                        for c in 0..<rowLen { d[c] = (d[c] - mean) * scale }
+                                    }
                                 }
                             }
-                        }
-                    }
-                }
-            }
-            out.withUnsafeMutableBufferPointer { dst in
-                temp.withUnsafeBufferPointer { tmp in
-                    let rowLen = outWidth * 3
-                    for j in 0..<outHeight {
-                        let drow = j * rowLen
-                        var r = ay.starts[j] - rowLo
-                        for k in ay.offsets[j]..<ay.offsets[j + 1] {
-                            let wk = ay.weights[k]
-                            let trow = r * rowLen
-                            for c in 0..<rowLen { dst[drow + c] += wk * tmp[trow + c] }
-                            r += 1
                         }
                     }
                 }
@@ -145,11 +154,8 @@ public enum ImageResampler {
         if width == height { return tensor(from: image, mode: mode, size: width, normalization: normalization) }
         precondition(width > 0 && height > 0 && image.width > 0 && image.height > 0, "tensor: empty image or size")
         let r = sourceRect(image, mode: mode == .fit(fill: 0) ? .stretch : mode)
-        var values = resampleFloat(image, x0: r.x, y0: r.y, w: r.w, h: r.h, outWidth: width, outHeight: height)
-        let mean = normalization.mean, scale = normalization.scale
-        values.withUnsafeMutableBufferPointer { v in
-            for i in 0..<v.count { v[i] = (v[i] - mean) * scale }
-        }
+        let values = resampleFloat(image, x0: r.x, y0: r.y, w: r.w, h: r.h, outWidth: width, outHeight: height,
+                                   normalization: normalization)
         return FloatImage(width: width, height: height, channels: 3, values: values)
     }
 
@@ -157,19 +163,19 @@ public enum ImageResampler {
     public static func tensor(from image: RGBImage, mode: CropMode, size: Int,
                               normalization: Normalization = .efficientNetLite) -> FloatImage {
         precondition(size > 0 && image.width > 0 && image.height > 0, "tensor: empty image or size")
-        var values: [Float]
-        if case .fit(let fill) = mode {
-            let scale = min(Double(size) / Double(image.width), Double(size) / Double(image.height))
-            let fw = max(1, Int((Double(image.width) * scale).rounded())), fh = max(1, Int((Double(image.height) * scale).rounded()))
-            let inner = resampleFloat(image, x0: 0, y0: 0, w: Double(image.width), h: Double(image.height), outWidth: fw, outHeight: fh)
-            values = [Float](repeating: Float(fill), count: size * size * 3)
-            let ox = (size - fw) / 2, oy = (size - fh) / 2
-            for y in 0..<fh {
-                for x in 0..<(fw * 3) { values[((oy + y) * size + ox) * 3 + x] = inner[y * fw * 3 + x] }
-            }
-        } else {
+        guard case .fit(let fill) = mode else {
             let r = sourceRect(image, mode: mode)
-            values = resampleFloat(image, x0: r.x, y0: r.y, w: r.w, h: r.h, outWidth: size, outHeight: size)
+            let values = resampleFloat(image, x0: r.x, y0: r.y, w: r.w, h: r.h, outWidth: size, outHeight: size,
+                                       normalization: normalization)
+            return FloatImage(width: size, height: size, channels: 3, values: values)
+        }
+        let fitScale = min(Double(size) / Double(image.width), Double(size) / Double(image.height))
+        let fw = max(1, Int((Double(image.width) * fitScale).rounded())), fh = max(1, Int((Double(image.height) * fitScale).rounded()))
+        let inner = resampleFloat(image, x0: 0, y0: 0, w: Double(image.width), h: Double(image.height), outWidth: fw, outHeight: fh)
+        var values = [Float](repeating: Float(fill), count: size * size * 3)
+        let ox = (size - fw) / 2, oy = (size - fh) / 2
+        for y in 0..<fh {
+            for x in 0..<(fw * 3) { values[((oy + y) * size + ox) * 3 + x] = inner[y * fw * 3 + x] }
         }
         let mean = normalization.mean, scale = normalization.scale
         values.withUnsafeMutableBufferPointer { v in
