@@ -181,12 +181,11 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 nutrition = nil
             }
             do {
-                for _ in 0..<workers {
-                    let recognizer = try FoodRecognizer.load(modelsDirectory: modelsDir,
-                                                             userDataDirectory: ResourceLocator.userDataDirectory(),
-                                                             portions: MealAnalyzer.portions(from: nutrition))
-                    analyzers.append(MealAnalyzer(decoder: decoder, recognizer: recognizer, nutrition: nutrition))
+                let portions = MealAnalyzer.portions(from: nutrition), userData = ResourceLocator.userDataDirectory()
+                let recognizers = try loadInParallel(workers) {
+                    try FoodRecognizer.load(modelsDirectory: modelsDir, userDataDirectory: userData, portions: portions)
                 }
+                analyzers = recognizers.map { MealAnalyzer(decoder: decoder, recognizer: $0, nutrition: nutrition) }
             } catch {
                 Output.note("error: cannot load the recognition model: \(error)\n(run with --decode-only to only decode, or `foodmoment dev train` to build models/food-head)")
                 throw Exit.failed
