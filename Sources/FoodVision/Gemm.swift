@@ -1,6 +1,5 @@
 internal import CKernels
 import Foundation
-import Synchronization
 
 /// The arithmetic of the network's 1x1 convolutions and fully connected layers (nine tenths of its work).
 /// `fp32` is the reference and runs everywhere. `bf16` rounds weights (at load) and activations (per layer) to
@@ -23,11 +22,11 @@ public enum InferencePrecision: String, Sendable, CaseIterable, Codable {
     /// `FOODMOMENT_PRECISION` (`fp32`, `bf16` or `int8`) when set, else `preferred`. The parity tests ask for `fp32`
     /// explicitly; fine-tuning's own GEMMs are always FP32.
     public static var automatic: InferencePrecision {
-        processChoice.withLock { choice in
-            if let choice { return choice }
+        processChoiceLock.withLock {
+            if let processChoice { return processChoice }
             let asked = ProcessInfo.processInfo.environment["FOODMOMENT_PRECISION"].flatMap(InferencePrecision.init(rawValue:))
             let resolved = (asked ?? preferred).available
-            choice = resolved
+            processChoice = resolved
             return resolved
         }
     }
@@ -35,10 +34,13 @@ public enum InferencePrecision: String, Sendable, CaseIterable, Codable {
     /// Makes `automatic` answer `precision` (where this CPU runs it) for the rest of the process. Models loaded
     /// before keep their arithmetic, so executables call it before loading any.
     public static func choose(_ precision: InferencePrecision) {
-        processChoice.withLock { $0 = precision.available }
+        processChoiceLock.withLock { processChoice = precision.available }
     }
 
-    private static let processChoice = Mutex<InferencePrecision?>(nil)
+    // An NSLock (a pthread mutex, which ThreadSanitizer follows) rather than Synchronization's Mutex, whose futex it
+    // does not: models loaded on several threads at once read as a race on the choice.
+    private static let processChoiceLock = NSLock()
+    nonisolated(unsafe) private static var processChoice: InferencePrecision?
 
     /// The default: `int8` where the CPU has both VNNI and BF16 (the combination whose accuracy was measured
     /// against FP32 and kept inside the bars, docs/benchmarks.md), else `bf16` where it has BF16, else `fp32`.
