@@ -457,6 +457,15 @@ extension BatchRunner {
 }
 
 /// One value per photo of a chunk, filled from worker threads.
+/// `count` values from `make`, made on `count` threads at once. Each analysis worker's recognizer reads, checks and
+/// packs the 19 MB of weights; made one after another they delayed the first photo by one load per extra worker.
+/// The first error (by index) is thrown.
+public func loadInParallel<T: Sendable>(_ count: Int, _ make: @Sendable () throws -> T) throws -> [T] {
+    let results = ChunkSlots<Result<T, any Error>>(count: count)
+    DispatchQueue.concurrentPerform(iterations: count) { i in results.set(i, Result { try make() }) }
+    return try results.values.map { try $0!.get() }
+}
+
 private final class ChunkSlots<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private(set) var values: [Value?]

@@ -46,7 +46,7 @@ public enum InferencePrecision: String, Sendable, CaseIterable, Codable {
     /// against FP32 and kept inside the bars, docs/benchmarks.md), else `bf16` where it has BF16, else `fp32`.
     /// A CPU with VNNI but no BF16 would run `int8`'s narrow layers in FP32, a mix never measured, so it gets `fp32`.
     public static var preferred: InferencePrecision {
-        int8Supported && bf16Supported ? .int8 : bf16Supported ? .bf16 : .fp32
+        int8Supported && bf16Supported ? .int8 : InferencePrecision.bf16.available
     }
 
     /// Whether `.int8` runs a 1x1 convolution of this shape in INT8 (the others run in BF16).

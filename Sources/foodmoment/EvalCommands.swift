@@ -17,24 +17,6 @@ func loadRecognizers(threads: Int, models: String?) throws -> [FoodRecognizer] {
     }
 }
 
-/// `count` values from `make`, made on `count` threads at once. Each worker's recognizer reads, checks and packs the
-/// 19 MB of weights (~40 ms); made one after another they delayed the first photo by one load per extra thread.
-/// The first error (by index) is thrown.
-func loadInParallel<T: Sendable>(_ count: Int, _ make: @Sendable () throws -> T) throws -> [T] {
-    let results = LoadResults<T>(count: count)
-    DispatchQueue.concurrentPerform(iterations: count) { i in results.set(i, Result { try make() }) }
-    return try results.all.map { try $0!.get() }
-}
-
-/// One result per index, set from worker threads under an NSLock (a pthread mutex, which ThreadSanitizer follows).
-private final class LoadResults<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [Result<T, any Error>?]
-    init(count: Int) { values = Array(repeating: nil, count: count) }
-    func set(_ i: Int, _ value: Result<T, any Error>) { lock.withLock { values[i] = value } }
-    var all: [Result<T, any Error>?] { lock.withLock { values } }
-}
-
 struct EvalCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "eval",

@@ -183,10 +183,11 @@ public enum FoodServer {
         // The nutrition tables are read once and shared; each analyzer needs its own recognizer (its own arena).
         let first = try MealAnalyzer.load(modelsDirectory: config.modelsDirectory, nutritionDirectory: config.nutritionDirectory,
                                           userDataDirectory: nil, decoder: decoder)
-        let analyzers = try [first] + (1..<max(1, config.analyzers)).map { _ in
+        let modelsDirectory = config.modelsDirectory ?? ResourceLocator.modelsDirectory()
+        let analyzers = try [first] + loadInParallel(max(1, config.analyzers) - 1) {
             MealAnalyzer(decoder: decoder, recognizer: try FoodRecognizer.load(
-                modelsDirectory: config.modelsDirectory ?? ResourceLocator.modelsDirectory(), userDataDirectory: nil,
-                portions: first.recognizer.portions), nutrition: first.nutrition)
+                modelsDirectory: modelsDirectory, userDataDirectory: nil, portions: first.recognizer.portions),
+                nutrition: first.nutrition)
         }
         guard let nutrition = first.nutrition else {
             throw APIError(.internalServerError, code: "no_nutrition_tables", "the nutrition tables did not load (nutrition-db/ or FOODMOMENT_NUTRITION_DB)")
