@@ -3,6 +3,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 // A decoder for the one case stage 1 decodes most: a baseline 4:2:0 YCbCr JPEG scaled to 1/8. libjpeg-turbo spends
 // almost all of such a decode (tools/decode-split) Huffman-decoding AC coefficients that 1/8 scaling then ignores;
@@ -242,7 +245,7 @@ static inline __attribute__((always_inline)) int fm_skip_ac(fm_bits *b, const fm
 // A chrominance block's AC coefficients into `coef` (natural order, zeroed by the caller). 0 on a bad code or a run
 // past coefficient 63 (libjpeg-turbo would clamp it into 63; we leave such data to it). As in fm_skip_ac, the next
 // 9-bit window is taken before each refill; a longer code is decoded from the refilled bits.
-static inline __attribute__((always_inline)) int fm_read_ac(fm_bits *b, const fm_huff *h, int16_t coef[64], int *any) {
+static inline __attribute__((always_inline)) int fm_read_ac(fm_bits *b, const fm_huff *h, int16_t coef[64]) {
     fm_refill(b);
     uint32_t window = (uint32_t)(b->acc >> (64 - LOOK));
     for (int k = 1; k < 64; k++) {
@@ -257,7 +260,6 @@ static inline __attribute__((always_inline)) int fm_read_ac(fm_bits *b, const fm
             k += r;
             if (k > 63) return 0;
             coef[fm_zigzag[k]] = (int16_t)fm_extend(fm_take(b, s), s);
-            *any = 1;
         } else {
             if (r != 15) break;
             k += 15;
@@ -299,16 +301,10 @@ static inline __attribute__((always_inline)) int32_t fm_descale(int32_t v, int b
     return (int32_t)((uint32_t)v + (1u << (bits - 1))) >> bits;
 }
 
-static void fm_idct_2x2(const int16_t coef[64], const uint16_t q[64], int dc_only, uint8_t out[2][2]) {
-    if (dc_only) {   // the four outputs are equal (the first pass gives 0 in the odd columns)
-        int32_t a = fm_descale((int32_t)(int16_t)(coef[0] * q[0]) * 32768, 13);
-        int32_t x = fm_descale((int32_t)((uint32_t)a << 15), 20);
-        uint8_t v = (uint8_t)((x < -128 ? -128 : x > 127 ? 127 : x) + 128);
-        out[0][0] = out[0][1] = out[1][0] = out[1][1] = v;
-        return;
-    }
+static void fm_idct_2x2_scalar(const int16_t coef[64], const uint16_t q[64], uint8_t out[2][2]) {
+    enum { C1 = 29692, C3 = -10426, C5 = 6967, C7 = -5906 };
+    int32_t rows[2][8];
     static const int cols[5] = {0, 1, 3, 5, 7};
-    int32_t rows[2][8] = {{0}};
     for (int i = 0; i < 5; i++) {
         int c = cols[i];
         int16_t z[8];
@@ -326,6 +322,72 @@ static void fm_idct_2x2(const int16_t coef[64], const uint16_t q[64], int dc_onl
             out[r][side] = (uint8_t)((x < -128 ? -128 : x > 127 ? 127 : x) + 128);
         }
     }
+}
+
+// The same on SSE2 (every x86-64 CPU): one block in about a third of the scalar version's time.
+static inline __attribute__((always_inline)) void fm_idct_2x2(const int16_t coef[64], const uint16_t q[64], uint8_t out[2][2]) {
+#if defined(__SSE2__)
+    enum { C1 = 29692, C3 = -10426, C5 = 6967, C7 = -5906 };
+    // The first pass on all eight columns at once (columns 2, 4, 6 are computed and unused): the dequantised values
+    // wrap to 16 bits (pmullw), each pair of odd products is exact in 32 bits (pmaddwd; no pair reaches 2^31), and
+    // the sums wrap at 32 bits (paddd) — the scalar formula's widths exactly.
+    __m128i z[5];
+    static const int r5[5] = {0, 1, 3, 5, 7};
+    for (int i = 0; i < 5; i++)
+        z[i] = _mm_mullo_epi16(_mm_loadu_si128((const __m128i *)(coef + 8 * r5[i])),
+                               _mm_loadu_si128((const __m128i *)(q + 8 * r5[i])));
+    const __m128i c13 = _mm_set1_epi32((int32_t)((uint32_t)(uint16_t)C3 << 16 | (uint16_t)C1));
+    const __m128i c57 = _mm_set1_epi32((int32_t)((uint32_t)(uint16_t)C7 << 16 | (uint16_t)C5));
+    const __m128i half = _mm_set1_epi32(1 << 12);
+    __m128i odd_lo = _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(z[1], z[2]), c13),
+                                   _mm_madd_epi16(_mm_unpacklo_epi16(z[3], z[4]), c57));
+    __m128i odd_hi = _mm_add_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(z[1], z[2]), c13),
+                                   _mm_madd_epi16(_mm_unpackhi_epi16(z[3], z[4]), c57));
+    __m128i even_lo = _mm_srai_epi32(_mm_unpacklo_epi16(_mm_setzero_si128(), z[0]), 1);   // z0 * 32768
+    __m128i even_hi = _mm_srai_epi32(_mm_unpackhi_epi16(_mm_setzero_si128(), z[0]), 1);
+    __m128i r0_lo = _mm_srai_epi32(_mm_add_epi32(_mm_add_epi32(even_lo, odd_lo), half), 13);
+    __m128i r0_hi = _mm_srai_epi32(_mm_add_epi32(_mm_add_epi32(even_hi, odd_hi), half), 13);
+    __m128i r1_lo = _mm_srai_epi32(_mm_add_epi32(_mm_sub_epi32(even_lo, odd_lo), half), 13);
+    __m128i r1_hi = _mm_srai_epi32(_mm_add_epi32(_mm_sub_epi32(even_hi, odd_hi), half), 13);
+    // The second pass on both rows: odd columns saturated to 16 bits (packssdw), weighted (pmaddwd against
+    // 0, C1, 0, C3, ...), summed with 32-bit wrap-around; lanes out[0][0], out[0][1], out[1][0], out[1][1].
+    const __m128i k = _mm_setr_epi16(0, C1, 0, C3, 0, C5, 0, C7);
+    __m128i m0 = _mm_madd_epi16(_mm_packs_epi32(r0_lo, r0_hi), k), m1 = _mm_madd_epi16(_mm_packs_epi32(r1_lo, r1_hi), k);
+    __m128i t = _mm_add_epi32(_mm_unpacklo_epi64(m0, m1), _mm_unpackhi_epi64(m0, m1));
+    __m128i odd = _mm_add_epi32(t, _mm_shuffle_epi32(t, _MM_SHUFFLE(2, 3, 0, 1)));            // o0, o0, o1, o1
+    const __m128i minus = _mm_setr_epi32(0, -1, 0, -1);
+    odd = _mm_sub_epi32(_mm_xor_si128(odd, minus), minus);                                    // o0, -o0, o1, -o1
+    __m128i even = _mm_slli_epi32(_mm_shuffle_epi32(_mm_unpacklo_epi32(r0_lo, r1_lo), _MM_SHUFFLE(1, 1, 0, 0)), 15);
+    __m128i x = _mm_srai_epi32(_mm_add_epi32(_mm_add_epi32(even, odd), _mm_set1_epi32(1 << 19)), 20);
+    x = _mm_packs_epi16(_mm_packs_epi32(x, x), _mm_setzero_si128());                           // -128...127
+    uint32_t bytes = (uint32_t)_mm_cvtsi128_si32(x) ^ 0x80808080u;                            // + 128
+    memcpy(out, &bytes, 4);
+#else
+    fm_idct_2x2_scalar(coef, q, out);
+#endif
+}
+
+int fm_jpeg_eighth_idct_check(uint64_t seed, int blocks) {
+    int mismatches = 0;
+    uint64_t s = seed | 1;
+    for (int n = 0; n < blocks; n++) {
+        int16_t coef[64];
+        uint16_t q[64];
+        for (int i = 0; i < 64; i++) {
+            s ^= s << 13; s ^= s >> 7; s ^= s << 17;   // xorshift64
+            switch (n % 4) {
+            case 0: coef[i] = (int16_t)s; q[i] = (uint16_t)(s >> 16); break;                         // anything
+            case 1: coef[i] = (int16_t)((s & 1) ? 32767 : -32768); q[i] = (s & 2) ? 65535 : 255; break;  // extremes
+            case 2: coef[i] = (s & 7) ? 0 : (int16_t)((int)((s >> 8) % 2047) - 1023); q[i] = (uint16_t)(1 + (s >> 20) % 255); break;
+            default: coef[i] = (int16_t)((int)((s >> 8) % 65) - 32); q[i] = (uint16_t)(1 + (s >> 20) % 99); break;  // photo-like
+            }
+        }
+        uint8_t a[2][2], b[2][2];
+        fm_idct_2x2(coef, q, a);
+        fm_idct_2x2_scalar(coef, q, b);
+        mismatches += memcmp(a, b, sizeof a) != 0;
+    }
+    return mismatches;
 }
 
 typedef struct { int cr_r[256], cb_b[256], cr_g[256], cb_g[256]; } fm_ycc;
@@ -491,9 +553,8 @@ static int fm_decode(fm_jpeg8 *j, const uint8_t *data, size_t size, uint8_t *out
                 pred[c] += diff;
                 if (pred[c] < -32768 || pred[c] > 32767) return 0;
                 coef[0] = (int16_t)pred[c];
-                int any = 0;
-                if (!fm_read_ac(&b, &j->ac[j->ta[c]], coef, &any)) return 0;
-                fm_idct_2x2(coef, c == 1 ? qb : qr, !any, c == 1 ? cb : cr);
+                if (!fm_read_ac(&b, &j->ac[j->ta[c]], coef)) return 0;
+                fm_idct_2x2(coef, c == 1 ? qb : qr, c == 1 ? cb : cr);
             }
             if (b.n < b.fake) return 0;   // the data ran out inside this MCU
             for (int blk = 0; blk < 4; blk++) {

@@ -377,6 +377,12 @@ package enum JPEGEighthDecoders {
         return ok == 1 ? pixels : nil
     }
 
+    /// How many of `blocks` pseudo-random coefficient blocks the vectorised chroma 2x2 IDCT decodes differently from
+    /// its scalar formula.
+    package static func idctMismatches(seed: UInt64, blocks: Int) -> Int {
+        Int(fm_jpeg_eighth_idct_check(seed, Int32(blocks)))
+    }
+
     /// libjpeg-turbo's pixels at 1/8 and whether it decoded without an error or a warning; nil when it cannot start.
     package static func libjpeg(_ bytes: [UInt8], maxPixels: Int = 50_000_000) -> (pixels: [UInt8], clean: Bool)? {
         guard !bytes.isEmpty, let size = outputSize(bytes, maxPixels: maxPixels) else { return nil }

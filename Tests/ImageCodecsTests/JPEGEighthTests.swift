@@ -64,6 +64,14 @@ import Testing
         }
     }
 
+    /// The chroma 2x2 IDCT runs on SSE2; photos rarely reach the integer widths where libjpeg-turbo's SIMD arithmetic
+    /// wraps or saturates, so the vector version is checked against the scalar formula (which the photos above tie to
+    /// libjpeg-turbo) on blocks that do: every 16-bit coefficient and quantiser, and their extremes.
+    @Test func vectorIDCTEqualsTheScalarFormula() {
+        #expect(JPEGEighthDecoders.idctMismatches(seed: 2026, blocks: 400_000) == 0)
+        #expect(JPEGEighthDecoders.idctMismatches(seed: 0x9E37_79B9_7F4A_7C15, blocks: 400_000) == 0)
+    }
+
     /// Differential check on damaged files (flipped, deleted and inserted bytes, truncation, 0xFF bytes, in the
     /// headers and the entropy-coded data): whenever our decoder accepts a file, libjpeg-turbo decodes it without a
     /// warning to the same pixels. Some mutations must still be accepted, or the check would be empty.

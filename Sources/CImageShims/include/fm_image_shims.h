@@ -58,6 +58,10 @@ int fm_jpeg_fast_enabled(void);
 int fm_jpeg_decode_eighth_fast(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                                uint32_t *out_width, uint32_t *out_height);
 
+/// The fast decoder's vectorised chroma 2x2 IDCT against its scalar formula on `blocks` pseudo-random blocks (every
+/// value, the 16-bit extremes, sparse and photo-like coefficients) from `seed`; the number that differ (for its tests).
+int fm_jpeg_eighth_idct_check(uint64_t seed, int blocks);
+
 /// `fm_jpeg_decode_rgb` through libjpeg-turbo alone (the reference for the fast decoder's tests and fuzzing).
 fm_status fm_jpeg_decode_rgb_libjpeg(const uint8_t *data, size_t size, int scale_num, int max_scans, int64_t budget_ns,
                                      uint8_t *out, size_t out_size, uint32_t *out_width, uint32_t *out_height,
