@@ -12,30 +12,54 @@ long fm_int8_packed_count(int n, int k) {
 void fm_int8_pack(const float *w, int n, int k, int8_t *dst, float *scales, int32_t *sums) {
     int padded = (n + FM_NR - 1) / FM_NR * FM_NR;
     for (int j = 0; j < padded; j++) { scales[j] = 0; sums[j] = 0; }
-    for (int j = 0; j < n; j++) {
-        float m = 0;
-        for (int kk = 0; kk < k; kk++) { float v = fabsf(w[(long)j * k + kk]); if (v > m) m = v; }
-        scales[j] = m > 0 ? m / 127 : 1;
-    }
     long quads = (k + 3) / 4;
-    int8_t *out = dst;
+    int8_t *panel = dst;
     for (int p = 0; p < fm_panel_count(n); p++) {
         int width = fm_panel_width(n, p), j0 = p * FM_NR;
-        for (long q = 0; q < quads; q++) {
-            for (int col = 0; col < width; col++) {
-                int j = j0 + col;
-                for (int h = 0; h < 4; h++) {
-                    long kk = 4 * q + h;
-                    int v = 0;
-                    if (j < n && kk < k) {
-                        long r = lrintf(w[(long)j * k + kk] / scales[j]);
-                        v = (int)(r < -127 ? -127 : r > 127 ? 127 : r);
-                        sums[j] += v;
-                    }
-                    *out++ = (int8_t)v;
-                }
+        // Each weight row read once, front to back, as fm_bf16_pack does (the panels interleave 32 rows), in loops
+        // the compiler vectorises; columns past N and the last quad's padding are zero.
+        for (int col = 0; col < width; col++) {
+            int8_t *out = panel + 4 * col;
+            long step = 4L * width;
+            int j = j0 + col;
+            if (j >= n) {
+                for (long q = 0; q < quads; q++) memset(out + q * step, 0, 4);
+                continue;
             }
+            const float *row = w + (long)j * k;
+            // The largest magnitude, compared as bit patterns (the same order for non-negative floats; a NaN counts
+            // as 0, as it never wins the float comparison).
+            uint32_t top = 0;
+            for (int kk = 0; kk < k; kk++) {
+                uint32_t bits;
+                memcpy(&bits, &row[kk], 4);
+                bits &= 0x7fffffffu;
+                bits = bits > 0x7f800000u ? 0 : bits;
+                top = bits > top ? bits : top;
+            }
+            float m;
+            memcpy(&m, &top, 4);
+            float scale = m > 0 ? m / 127 : 1;
+            scales[j] = scale;
+            int32_t sum = 0;
+            for (int k0 = 0; k0 < k; k0 += 256) {
+                int8_t chunk[256] = {0};
+                int count = k - k0 < 256 ? k - k0 : 256;
+                for (int i = 0; i < count; i++) {
+                    // lrintf without the call: adding and taking away 1.5 * 2^23 rounds to the nearest integer, ties
+                    // to even, for |x| < 2^22 (here |x| <= 127); a NaN becomes INT_MIN (then -127) as with lrintf.
+                    float x = row[k0 + i] / scale;
+                    float r = (x + 12582912.0f) - 12582912.0f;
+                    int t = r >= -2147483648.0f && r < 2147483648.0f ? (int)r : INT32_MIN;
+                    int v = t < -127 ? -127 : t > 127 ? 127 : t;
+                    chunk[i] = (int8_t)v;
+                    sum += v;
+                }
+                for (int q = 0; q < (count + 3) / 4; q++) memcpy(out + (k0 / 4 + q) * step, chunk + 4 * q, 4);
+            }
+            sums[j] = sum;
         }
+        panel += quads * 4 * width;
     }
 }
 
