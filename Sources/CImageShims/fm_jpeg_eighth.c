@@ -19,7 +19,8 @@
 // it return 0 without a word, and the caller decodes with libjpeg-turbo, which then reports what it reports.
 //
 // Untrusted input: every read goes through a bounds check on the input; table indices are masked or range-checked;
-// coefficient positions are checked before each store. One allocation (its tables), freed before it returns.
+// coefficient positions are checked before each store. One allocation (its tables), freed before it returns, and a
+// per-thread copy of the last skip table (below).
 
 enum { LOOK = 9, SKIP = 14 };
 
@@ -50,9 +51,6 @@ typedef struct {
     int td[3], ta[3];
     unsigned restart;
     int saw_jfif;
-    // For skipping the luminance AC symbols: what a 14-bit window holds completely (codes and value bits):
-    // bits used (0 = not one whole symbol) | coefficients advanced << 5 | ends with end-of-block << 13.
-    uint16_t skip[1 << SKIP];
 } fm_jpeg8;
 
 static const uint8_t fm_zigzag[64] = {
@@ -130,6 +128,26 @@ static void fm_huff_build_skip(const fm_huff *h, uint16_t skip[1 << SKIP]) {
         }
         skip[v] = (uint16_t)(used | advance << 5 | eob << 13);
     }
+}
+
+// For skipping the luminance AC symbols: what a 14-bit window holds completely (codes and value bits): bits used
+// (0 = not one whole symbol) | coefficients advanced << 5 | ends with end-of-block << 13. The table of the last
+// Huffman table this thread decoded with is kept: phone cameras write the same tables into every photo, and building
+// one takes ~0.1 ms. The whole Huffman table is the key (it determines the skip table); per thread, so no lock.
+static _Thread_local struct {
+    int valid;
+    fm_huff key;
+    uint16_t skip[1 << SKIP];
+} fm_skip_cache;
+
+static const uint16_t *fm_skip_table(const fm_huff *h) {
+    if (!fm_skip_cache.valid || memcmp(&fm_skip_cache.key, h, sizeof *h) != 0) {
+        fm_skip_cache.valid = 0;
+        fm_huff_build_skip(h, fm_skip_cache.skip);
+        fm_skip_cache.key = *h;
+        fm_skip_cache.valid = 1;
+    }
+    return fm_skip_cache.skip;
 }
 
 // ---- Bits ------------------------------------------------------------------------------------------------------------
@@ -512,6 +530,7 @@ static int fm_expect_marker(fm_bits *b, int expected) {
 // the byte stores into `out` cannot alias): as the package builds it (-fPIC, frame pointers) 3-4 % faster than the
 // same loop inlined into fm_decode (bench_12mp_1/2/3 in a C harness, best of 20).
 static __attribute__((noinline)) int fm_scan(const fm_jpeg8 *j, fm_bits *bp, const fm_ycc *tp, const fm_huff *ya,
+                                             const uint16_t *skip,
                                              const uint16_t *qy, const uint16_t *qb, const uint16_t *qr, uint8_t *out,
                                              uint32_t ow, uint32_t oh) {
     fm_bits b = *bp;
@@ -537,7 +556,7 @@ static __attribute__((noinline)) int fm_scan(const fm_jpeg8 *j, fm_bits *bp, con
                 if (!fm_dc_diff(&b, &j->dc[j->td[0]], &diff)) return 0;
                 pred[0] += diff;
                 if (pred[0] < -32768 || pred[0] > 32767) return 0;
-                if (!fm_skip_ac(&b, ya, j->skip)) return 0;
+                if (!fm_skip_ac(&b, ya, skip)) return 0;
                 y[blk] = fm_idct_1x1(pred[0], qy[0]);
             }
             uint8_t cb[2][2], cr[2][2];
@@ -575,12 +594,12 @@ static int fm_decode(fm_jpeg8 *j, const uint8_t *data, size_t size, uint8_t *out
     uint32_t ow = (j->width + 7) / 8, oh = (j->height + 7) / 8;
     if ((size_t)ow * oh * 3 != out_size) return 0;
     const fm_huff *ya = &j->ac[j->ta[0]];
-    fm_huff_build_skip(ya, j->skip);
+    const uint16_t *skip = fm_skip_table(ya);
     const uint16_t *qy = j->quant[j->tq[0]], *qb = j->quant[j->tq[1]], *qr = j->quant[j->tq[2]];
     fm_ycc t;
     fm_ycc_tables(&t);
     fm_bits b = {data + start, data + size, 0, 0, 0, 0};
-    if (!fm_scan(j, &b, &t, ya, qy, qb, qr, out, ow, oh)) return 0;
+    if (!fm_scan(j, &b, &t, ya, skip, qy, qb, qr, out, ow, oh)) return 0;
     if (!fm_expect_marker(&b, 0xD9)) return 0;
     *out_width = ow;
     *out_height = oh;
@@ -590,7 +609,7 @@ static int fm_decode(fm_jpeg8 *j, const uint8_t *data, size_t size, uint8_t *out
 int fm_jpeg_decode_eighth_fast(const uint8_t *data, size_t size, uint8_t *out, size_t out_size,
                                uint32_t *out_width, uint32_t *out_height) {
     if (!data || !out) return 0;
-    fm_jpeg8 *j = calloc(1, sizeof *j);   // its tables, about 45 KB
+    fm_jpeg8 *j = calloc(1, sizeof *j);   // its tables, about 12 KB
     if (!j) return 0;
     int ok = fm_decode(j, data, size, out, out_size, out_width, out_height);
     free(j);
