@@ -456,7 +456,6 @@ extension BatchRunner {
     }
 }
 
-/// One value per photo of a chunk, filled from worker threads.
 /// `count` values from `make`, made on `count` threads at once. Each analysis worker's recognizer reads, checks and
 /// packs the 19 MB of weights; made one after another they delayed the first photo by one load per extra worker.
 /// The first error (by index) is thrown.
@@ -466,6 +465,7 @@ public func loadInParallel<T: Sendable>(_ count: Int, _ make: @Sendable () throw
     return try results.values.map { try $0!.get() }
 }
 
+/// One value per photo of a chunk (or per loaded recognizer), filled from worker threads.
 private final class ChunkSlots<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private(set) var values: [Value?]

@@ -16,15 +16,20 @@ int before_eighth(const uint8_t *, size_t, uint8_t *, size_t, uint32_t *, uint32
 
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e3 + t.tv_nsec / 1e6; }
 
+// A libjpeg-turbo decompressor on `data`, header read, set to 1/8.
+static void turbo_start(struct jpeg_decompress_struct *c, struct jpeg_error_mgr *e, const uint8_t *data, size_t size) {
+    c->err = jpeg_std_error(e);
+    jpeg_create_decompress(c);
+    jpeg_mem_src(c, data, (unsigned long)size);
+    jpeg_read_header(c, TRUE);
+    c->scale_num = 1;
+    c->scale_denom = 8;
+}
+
 static void turbo(const uint8_t *data, size_t size, uint8_t *out) {
     struct jpeg_decompress_struct c;
     struct jpeg_error_mgr e;
-    c.err = jpeg_std_error(&e);
-    jpeg_create_decompress(&c);
-    jpeg_mem_src(&c, data, (unsigned long)size);
-    jpeg_read_header(&c, TRUE);
-    c.scale_num = 1;
-    c.scale_denom = 8;
+    turbo_start(&c, &e, data, size);
     c.out_color_space = JCS_RGB;
     jpeg_start_decompress(&c);
     while (c.output_scanline < c.output_height) {
@@ -49,12 +54,7 @@ int main(int argc, char **argv) {
         fclose(fp);
         struct jpeg_decompress_struct c;
         struct jpeg_error_mgr e;
-        c.err = jpeg_std_error(&e);
-        jpeg_create_decompress(&c);
-        jpeg_mem_src(&c, data, (unsigned long)n);
-        jpeg_read_header(&c, TRUE);
-        c.scale_num = 1;
-        c.scale_denom = 8;
+        turbo_start(&c, &e, data, (size_t)n);
         jpeg_calc_output_dimensions(&c);
         size_t size = (size_t)c.output_width * c.output_height * 3;
         jpeg_destroy_decompress(&c);
