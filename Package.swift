@@ -60,6 +60,9 @@ let package = Package(
         .target(name: "CCurlShims", linkerSettings: [.linkedLibrary("curl")]),
         // C: SHA-256 through libcrypto (the CPU's SHA extensions) for FoodCore's SHA256.
         .target(name: "CDigest", cSettings: optimize ? [.unsafeFlags(["-O2"])] : [], linkerSettings: [.linkedLibrary("crypto")]),
+        // C: glibc's malloc settings (mallopt, from <malloc.h>, which Swift's Glibc module does not import); only
+        // executables call it.
+        .target(name: "CAllocator"),
         .target(name: "FoodCore", dependencies: ["CDigest"], swiftSettings: checkedSettings),
         // C: the CNN's reduced-precision GEMM (AVX-512 BF16 intrinsics, chosen at run time from CPUID), which Swift
         // cannot emit.
@@ -106,7 +109,7 @@ let package = Package(
             name: "foodmoment",
             dependencies: [
                 "FoodMoment", "FoodRecognition", "FoodTraining", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes",
-                "CurlTransport", "LLMRefiner", "MealStore", "BatchStore",
+                "CurlTransport", "LLMRefiner", "MealStore", "BatchStore", "CAllocator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -127,10 +127,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
         }
         // An empty weights file is refused unread (Foundation leaks its read buffer on empty files; see `fileSize`).
         guard fileSize(weightsPath) > 0 else { throw .truncatedWeights(path: weightsPath, expectedBytes: end, actualBytes: 0) }
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: weightsPath)) } catch {
-            throw .io(path: weightsPath, reason: "cannot read (\(error.localizedDescription))")
-        }
+        let data = try mapModelFile(weightsPath)
         if data.count < end { throw .truncatedWeights(path: weightsPath, expectedBytes: end, actualBytes: data.count) }
         guard data.count == manifest.weightsBytes, end == manifest.weightsBytes else {
             throw .manifestMismatch(path: manifestPath, reason: "weights file has \(data.count) bytes, manifest says \(manifest.weightsBytes) and the layer table ends at \(end)")

@@ -157,16 +157,16 @@ public struct SafetensorsFile: Sendable {
 
 /// `count` little-endian f32 values starting at byte `offset` of `data`.
 func littleEndianFloats(_ data: Data, from offset: Int, count: Int) -> [Float] {
-    var out = [Float](repeating: 0, count: count)
-    out.withUnsafeMutableBytes { dst in
+    // Uninitialised, then copied into: zero-filling 19 MB first would write every page twice.
+    [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
         data.withUnsafeBytes { src in
-            dst.copyMemory(from: UnsafeRawBufferPointer(rebasing: src[(offset - data.startIndex)..<(offset - data.startIndex + count * 4)]))
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer(rebasing: src[(offset - data.startIndex)..<(offset - data.startIndex + count * 4)]))
         }
+        #if _endian(big)
+        for i in 0..<count { buffer[i] = Float(bitPattern: buffer[i].bitPattern.byteSwapped) }
+        #endif
+        initialized = count
     }
-    #if _endian(big)
-    for i in out.indices { out[i] = Float(bitPattern: out[i].bitPattern.byteSwapped) }
-    #endif
-    return out
 }
 
 /// `values` appended to `data` as little-endian float32 bytes (what `littleEndianFloats` reads back).
@@ -291,6 +291,17 @@ func fileSize(_ path: String) -> Int {
 package func readModelFile(_ path: String) throws(FoodVisionError) -> Data {
     guard fileSize(path) > 0 else { throw .invalidFormat(path: path, reason: "the file is empty (0 bytes)") }
     do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+        throw .io(path: path, reason: "cannot read (\(error.localizedDescription))")
+    }
+}
+
+/// A binary weights file mapped read-only instead of read: its bytes are hashed and copied into tensors once, so a read
+/// would only add a copy into fresh pages (19 MB of backbone weights: 8.6 → 2.3 ms, and ~4,600 fewer page faults at
+/// every start). The mapping lives only while the model loads; a file truncated by another process during those
+/// milliseconds could fault the reader, a window a read does not have, accepted for files that installs replace by
+/// rename. Callers refuse an empty file first (an empty file cannot be mapped).
+func mapModelFile(_ path: String) throws(FoodVisionError) -> Data {
+    do { return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) } catch {
         throw .io(path: path, reason: "cannot read (\(error.localizedDescription))")
     }
 }
