@@ -49,15 +49,16 @@ let package = Package(
     ],
     targets: [
         // C: setjmp-guarded libjpeg / libpng calls and libheif / libwebp calls, all returning codes and messages;
-        // never printf, never exit.
+        // never printf, never exit. libheif is loaded on first use (dlopen; see fm_heif.c), not linked.
         .target(
             name: "CImageShims",
             cSettings: optimize ? [.unsafeFlags(["-O2"])] : [],
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("z"),
-                             .linkedLibrary("heif"), .linkedLibrary("webp")]
+                             .linkedLibrary("webp"), .linkedLibrary("dl")]
         ),
         // C: one blocking libcurl GET with every option we rely on (variadic setopt and callbacks stay in C).
-        .target(name: "CCurlShims", linkerSettings: [.linkedLibrary("curl")]),
+        // libcurl is loaded on first use (dlopen; see fm_curl.c), not linked.
+        .target(name: "CCurlShims", linkerSettings: [.linkedLibrary("dl")]),
         // C: SHA-256 through libcrypto (the CPU's SHA extensions) for FoodCore's SHA256.
         .target(name: "CDigest", cSettings: optimize ? [.unsafeFlags(["-O2"])] : [], linkerSettings: [.linkedLibrary("crypto")]),
         // C: glibc's malloc settings (mallopt, from <malloc.h>, which Swift's Glibc module does not import); only

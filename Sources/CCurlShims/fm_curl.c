@@ -1,16 +1,61 @@
 #include "fm_curl_shims.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+// libcurl is loaded on first use, not linked: with its TLS, SSH, LDAP and Kerberos libraries it cost every process
+// ~3.4 ms before `main`, though only look-ups with --online, LLM refinement and sync go on the network. The header still
+// gives the types and signatures; the fields are named p_<function> so that curl.h's type-checking macro around
+// curl_easy_setopt does not expand inside the call through the pointer.
+#define FM_CURL_FUNCTIONS(X) \
+    X(curl_easy_cleanup) \
+    X(curl_easy_getinfo) \
+    X(curl_easy_init) \
+    X(curl_easy_perform) \
+    X(curl_easy_setopt) \
+    X(curl_easy_strerror) \
+    X(curl_global_init) \
+    X(curl_slist_append) \
+    X(curl_slist_free_all)
+
+static struct {
+#define X(name) __typeof__(&name) p_##name;
+    FM_CURL_FUNCTIONS(X)
+#undef X
+} fm_curl_lib;
+
 static pthread_once_t fm_curl_once = PTHREAD_ONCE_INIT;
 static int fm_curl_init_result = 0;
+static char fm_curl_load_error[256];   // empty once loaded
 
-static void fm_curl_do_init(void) { fm_curl_init_result = (int)curl_global_init(CURL_GLOBAL_DEFAULT); }
+static void fm_curl_do_init(void) {
+    // FOODMOMENT_LIBCURL: another libcurl (a path, or a soname the loader finds) with the same interface.
+    const char *asked = getenv("FOODMOMENT_LIBCURL");
+    const char *soname = asked && *asked ? asked : "libcurl.so.4";
+    void *lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *why = dlerror();
+        snprintf(fm_curl_load_error, sizeof fm_curl_load_error, "cannot load %s (%s); install libcurl4 (Debian: apt-get install libcurl4) or set FOODMOMENT_LIBCURL",
+                 soname, why ? why : "unknown reason");
+        fm_curl_init_result = -1;
+        return;
+    }
+#define X(name) \
+    if (!(fm_curl_lib.p_##name = (__typeof__(&name))dlsym(lib, #name))) { \
+        snprintf(fm_curl_load_error, sizeof fm_curl_load_error, "%s has no %s (this build was compiled against libcurl " LIBCURL_VERSION ")", soname, #name); \
+        fm_curl_init_result = -1; \
+        return; \
+    }
+    FM_CURL_FUNCTIONS(X)
+#undef X
+    fm_curl_init_result = (int)fm_curl_lib.p_curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (fm_curl_init_result != 0) snprintf(fm_curl_load_error, sizeof fm_curl_load_error, "curl_global_init failed (%d)", fm_curl_init_result);
+}
 
 int fm_curl_global_init(void) {
     pthread_once(&fm_curl_once, fm_curl_do_init);
@@ -102,61 +147,61 @@ int fm_http_perform(const char *method, const char *url, const char *const *head
                     fm_http_response *out) {
     int is_post = strcmp(method, "POST") == 0;
     memset(out, 0, sizeof(*out));
-    if (fm_curl_global_init() != 0) { snprintf(out->error, sizeof out->error, "curl_global_init failed"); return -1; }
-    CURL *curl = curl_easy_init();
+    if (fm_curl_global_init() != 0) { snprintf(out->error, sizeof out->error, "%s", fm_curl_load_error); return -1; }
+    CURL *curl = fm_curl_lib.p_curl_easy_init();
     if (!curl) { snprintf(out->error, sizeof out->error, "curl_easy_init failed"); return -1; }
     fm_sink sink = { out, 0, max_bytes };
     struct curl_slist *list = NULL;
     for (int i = 0; i < header_count; i++) {
-        struct curl_slist *next = curl_slist_append(list, headers[i]);
-        if (!next) { curl_slist_free_all(list); curl_easy_cleanup(curl); snprintf(out->error, sizeof out->error, "out of memory"); return -1; }
+        struct curl_slist *next = fm_curl_lib.p_curl_slist_append(list, headers[i]);
+        if (!next) { fm_curl_lib.p_curl_slist_free_all(list); fm_curl_lib.p_curl_easy_cleanup(curl); snprintf(out->error, sizeof out->error, "out of memory"); return -1; }
         list = next;
     }
     if (is_post) {
         // No "Expect: 100-continue" round trip: send the body right away.
-        struct curl_slist *next = curl_slist_append(list, "Expect:");
-        if (!next) { curl_slist_free_all(list); curl_easy_cleanup(curl); snprintf(out->error, sizeof out->error, "out of memory"); return -1; }
+        struct curl_slist *next = fm_curl_lib.p_curl_slist_append(list, "Expect:");
+        if (!next) { fm_curl_lib.p_curl_slist_free_all(list); fm_curl_lib.p_curl_easy_cleanup(curl); snprintf(out->error, sizeof out->error, "out of memory"); return -1; }
         list = next;
     }
     char errbuf[CURL_ERROR_SIZE];
     errbuf[0] = 0;
-    curl_easy_setopt(curl, CURLOPT_URL, url);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, is_post ? 0L : 1L);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_URL, url);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, is_post ? 0L : 1L);
     if (is_post) {
-        curl_easy_setopt(curl, CURLOPT_POST, 1L);
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_length);
-        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body ? (const char *)body : "");
+        fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_POST, 1L);
+        fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_length);
+        fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body ? (const char *)body : "");
     }
     if (cancel_flag) {
-        curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, fm_progress);
-        curl_easy_setopt(curl, CURLOPT_XFERINFODATA, (void *)cancel_flag);
+        fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+        fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, fm_progress);
+        fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_XFERINFODATA, (void *)cancel_flag);
     }
-    curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, total_timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, user_agent);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, fm_write);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, fm_header);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, out);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-    CURLcode code = curl_easy_perform(curl);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, total_timeout_ms);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_USERAGENT, user_agent);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, fm_write);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, fm_header);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_HEADERDATA, out);
+    fm_curl_lib.p_curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+    CURLcode code = fm_curl_lib.p_curl_easy_perform(curl);
     out->curl_code = (int)code;
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
+    fm_curl_lib.p_curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
     if (code == CURLE_ABORTED_BY_CALLBACK) out->cancelled = 1;
     if (code != CURLE_OK) {
-        snprintf(out->error, sizeof out->error, "%s", errbuf[0] ? errbuf : curl_easy_strerror(code));
+        snprintf(out->error, sizeof out->error, "%s", errbuf[0] ? errbuf : fm_curl_lib.p_curl_easy_strerror(code));
     }
-    curl_slist_free_all(list);
-    curl_easy_cleanup(curl);
+    fm_curl_lib.p_curl_slist_free_all(list);
+    fm_curl_lib.p_curl_easy_cleanup(curl);
     return code == CURLE_OK ? 0 : 1;
 }
 

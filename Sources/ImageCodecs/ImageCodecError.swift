@@ -7,6 +7,8 @@ public enum ImageCodecError: Error, Sendable, Equatable, CustomStringConvertible
     case notAnImage(firstBytes: String)
     /// A real image format we do not decode (HEIC, WebP, …).
     case unsupportedFormat(ImageFormat)
+    /// A format we decode through a library loaded on first use (HEIC/AVIF: libheif) that cannot be loaded here.
+    case decoderUnavailable(ImageFormat, detail: String)
     /// The data ends before the image is complete.
     case truncated(ImageFormat, detail: String)
     /// The library rejected the data as corrupt.
@@ -28,6 +30,7 @@ public enum ImageCodecError: Error, Sendable, Equatable, CustomStringConvertible
         case .empty: "empty"
         case .notAnImage: "not_an_image"
         case .unsupportedFormat: "unsupported_format"
+        case .decoderUnavailable: "decoder_unavailable"
         case .truncated: "truncated"
         case .corrupt: "corrupt"
         case .tooLarge: "too_large"
@@ -47,6 +50,8 @@ public enum ImageCodecError: Error, Sendable, Equatable, CustomStringConvertible
             "not an image: the content does not start with a JPEG, PNG, HEIC or WebP signature (first bytes: \(first))"
         case .unsupportedFormat(let format):
             "unsupported format: \(format.displayName) (\(format.conversionHint))"
+        case .decoderUnavailable(let format, let detail):
+            "cannot decode \(format.displayName) on this machine: \(detail)"
         case .truncated(let format, let detail):
             "truncated \(format.displayName) data (\(detail)); the file is incomplete — copy it again from its source"
         case .corrupt(let format, let detail):

@@ -295,6 +295,7 @@ public enum ImageDecoder {
         case FM_ERR_LIMIT: throw .resourceLimit(message(report))
         case FM_ERR_MEMORY: throw .outOfMemory(message(report))
         case FM_ERR_ARGUMENT: throw .corrupt(format, detail: "inconsistent image header")
+        case FM_ERR_UNAVAILABLE: throw .decoderUnavailable(format, detail: message(report))
         default:
             let detail = message(report)
             // libjpeg reports data that ends inside the headers as a decode error; say "truncated" when it is.

@@ -199,4 +199,29 @@ struct HeifWebPCLITests {
         let bad = try #require(doc.first { ($0["file"] as? String)?.hasSuffix("IMG_0002.HEIC") == true })
         #expect(bad["status"] as? String == "failed", "named like a photo: a failed photo, not a skipped file")
     }
+
+    /// libheif is loaded on first use; where it cannot be, a HEIC photo fails alone with the reason and what to install,
+    /// and the JPEG beside it is analysed as usual.
+    @Test func withoutLibheifAHEICFailsAloneAndSaysWhy() throws {
+        let dir = TestPaths.makeTempDirectory("heif-missing")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for name in ["banana.heic", "banana.jpg"] {
+            let source = name.hasSuffix(".jpg") ? TestPaths.repoRoot + "/samples/" + name : TestPaths.fixture("ImageCodecsTests", name)
+            try Data(TestPaths.read(source)).write(to: URL(fileURLWithPath: dir + "/" + name))
+        }
+        let missing = dir + "/no-such-libheif.so.1"
+        let r = try foodmoment(["analyze", dir, "--json", "--no-journal"], environment: ["FOODMOMENT_LIBHEIF": missing])
+        #expect(r.status == 1, "one photo failed: \(r.stderr)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
+        #expect(doc.count == 2)
+        let heic = try #require(doc.first { ($0["file"] as? String)?.hasSuffix("banana.heic") == true })
+        #expect(heic["status"] as? String == "failed")
+        let error = try #require(heic["error"] as? [String: Any])
+        #expect(error["kind"] as? String == "decoder_unavailable", "\(error)")
+        let message = try #require(error["message"] as? String)
+        #expect(message.contains(missing) && message.contains("libheif1"), "names the library and what to install: \(message)")
+        let jpeg = try #require(doc.first { ($0["file"] as? String)?.hasSuffix("banana.jpg") == true })
+        #expect(jpeg["status"] as? String == "ok")
+        #expect((jpeg["foods"] as? [[String: Any]])?.first?["label"] as? String == "banana")
+    }
 }

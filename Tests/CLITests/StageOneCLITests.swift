@@ -177,5 +177,13 @@ struct BarcodeOnlineCLITests {
         #expect(down.status == 1)
         #expect(down.stdout.contains("\"kind\" : \"server\""))
         #expect(server.requests.allSatisfy { $0.headers["user-agent"]?.hasPrefix("FoodMoment/") == true })
+        // libcurl is loaded on first use: where it cannot be, the look-up fails with the reason and what to install,
+        // and nothing reaches the server.
+        let before = server.requests.count
+        env["FOODMOMENT_LIBCURL"] = "/nonexistent/libcurl.so.4"
+        let noCurl = try runProcess(foodmomentBinary, ["barcode", "3017620422003", "--online"], environment: env)
+        #expect(noCurl.status == 1, "\(noCurl.stdout) \(noCurl.stderr)")
+        #expect(noCurl.stderr.contains("cannot load /nonexistent/libcurl.so.4") && noCurl.stderr.contains("libcurl4"), "\(noCurl.stderr)")
+        #expect(server.requests.count == before)
     }
 }

@@ -21,7 +21,8 @@ typedef struct {
     char error[256];          // curl's error text
 } fm_http_response;
 
-/// Once per process, before any other call (idempotent, thread-safe).
+/// Loads libcurl (on first use, not linked) and initialises it, once per process (idempotent, thread-safe); 0 when
+/// ready. The transfers below call it themselves and report a failure in `error`.
 int fm_curl_global_init(void);
 
 /// GET `url` (http or https only; TLS verification on; proxies from the environment; redirects followed

@@ -18,7 +18,8 @@ typedef enum {
     FM_ERR_TRUNCATED = 2,   // data ended before the image was complete
     FM_ERR_LIMIT = 3,       // a resource limit (scans, buffer size) was hit
     FM_ERR_MEMORY = 4,      // allocation failed
-    FM_ERR_ARGUMENT = 5     // caller passed an inconsistent buffer or size
+    FM_ERR_ARGUMENT = 5,    // caller passed an inconsistent buffer or size
+    FM_ERR_UNAVAILABLE = 6  // the library for this format cannot be loaded (message says which and why)
 } fm_status;
 
 typedef struct {
