@@ -79,7 +79,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
     /// the weight file's size against the layer table and every tensor's shape.
     public convenience init(modelDirectory: String, kernel: GemmKernel? = nil,
                             precision: InferencePrecision = .automatic) throws(FoodVisionError) {
-        let (manifest, tensors) = try Self.readModel(directory: modelDirectory)
+        let (manifest, tensors, checksum) = try Self.readModel(directory: modelDirectory)
         let manifestPath = (modelDirectory as NSString).appendingPathComponent(ModelConverter.manifestFileName)
         let labelsPath = (modelDirectory as NSString).appendingPathComponent(try checkedModelFileName(manifest.labelsFile, manifestPath: manifestPath))
         let labels = try readLabels(labelsPath)
@@ -87,10 +87,13 @@ public final class EfficientNetLite0: @unchecked Sendable {
             throw .manifestMismatch(path: labelsPath, reason: "\(labels.count) labels, expected \(Self.classCount)")
         }
         try self.init(manifest: manifest, tensors: tensors, labels: labels, kernel: kernel, precision: precision)
+        try checksum.verify()
     }
 
     /// Reads and verifies a model directory; returns the manifest and the tensors by name.
-    static func readModel(directory: String) throws(FoodVisionError) -> (ModelManifest, [String: [Float]]) {
+    /// The weights' SHA-256 is still being computed on its own thread when this returns (see `PendingChecksum`): callers
+    /// build from the tensors meanwhile and call `verify()` before handing anything out.
+    static func readModel(directory: String) throws(FoodVisionError) -> (ModelManifest, [String: [Float]], PendingChecksum) {
         let manifestPath = (directory as NSString).appendingPathComponent(ModelConverter.manifestFileName)
         guard FileManager.default.fileExists(atPath: manifestPath) else { throw .missingFile(path: manifestPath) }
         let manifestData = try readModelFile(manifestPath)
@@ -132,10 +135,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
         guard data.count == manifest.weightsBytes, end == manifest.weightsBytes else {
             throw .manifestMismatch(path: manifestPath, reason: "weights file has \(data.count) bytes, manifest says \(manifest.weightsBytes) and the layer table ends at \(end)")
         }
-        let actual = sha256Hex(of: data)
-        guard actual == manifest.weightsSHA256.lowercased() else {
-            throw .checksumMismatch(path: weightsPath, expected: manifest.weightsSHA256, actual: actual)
-        }
+        let checksum = PendingChecksum(of: data, path: weightsPath, expected: manifest.weightsSHA256)
         guard let architecture = BackboneArchitecture.named(manifest.architecture) else {
             throw .manifestMismatch(path: manifestPath, reason: "architecture \(manifest.architecture); this build runs \(BackboneArchitecture.all.map(\.name).joined(separator: ", "))")
         }
@@ -151,7 +151,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
         for name in expected.keys.sorted() where tensors[name] == nil {
             throw .manifestMismatch(path: manifestPath, reason: "tensor \(name) is missing from the layer table")
         }
-        return (manifest, tensors)
+        return (manifest, tensors, checksum)
     }
 
     /// Builds the network from unfolded tensors (PyTorch names and layouts), folding every BatchNorm.

@@ -70,7 +70,8 @@ public struct FoodTop: Sendable {
     /// starting point of fine-tuning.
     /// With `blocks` > 0, the backbone's last `blocks` MBConv blocks (they must be stride 1: at most 4) come first.
     public static func imageNet(modelDirectory: String, blocks count: Int = 0) throws(FoodVisionError) -> FoodTop {
-        let (manifest, t) = try EfficientNetLite0.readModel(directory: modelDirectory)
+        let (manifest, t, checksum) = try EfficientNetLite0.readModel(directory: modelDirectory)
+        try checksum.verify()
         let bn = BatchNorm(gamma: t["_bn1.weight"]!, beta: t["_bn1.bias"]!, mean: t["_bn1.running_mean"]!,
                            variance: t["_bn1.running_var"]!, epsilon: manifest.batchNormEpsilon)
         let folded = bn.fold(weights: t["_conv_head.weight"]!, outChannels: EfficientNetLite0.embeddingSize)
