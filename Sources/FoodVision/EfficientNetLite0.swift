@@ -93,7 +93,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
     /// Reads and verifies a model directory; returns the manifest and the tensors by name.
     /// The weights' SHA-256 is still being computed on its own thread when this returns (see `PendingChecksum`): callers
     /// build from the tensors meanwhile and call `verify()` before handing anything out.
-    static func readModel(directory: String) throws(FoodVisionError) -> (ModelManifest, [String: [Float]], PendingChecksum) {
+    static func readModel(directory: String) throws(FoodVisionError) -> (ModelManifest, WeightTable, PendingChecksum) {
         let manifestPath = (directory as NSString).appendingPathComponent(ModelConverter.manifestFileName)
         guard FileManager.default.fileExists(atPath: manifestPath) else { throw .missingFile(path: manifestPath) }
         let manifestData = try readModelFile(manifestPath)
@@ -140,22 +140,22 @@ public final class EfficientNetLite0: @unchecked Sendable {
             throw .manifestMismatch(path: manifestPath, reason: "architecture \(manifest.architecture); this build runs \(BackboneArchitecture.all.map(\.name).joined(separator: ", "))")
         }
         let expected = architecture.expectedTensorShapes()
-        var tensors = [String: [Float]]()
+        var entries = [String: (offset: Int, count: Int)]()
         for t in manifest.tensors {
             guard let shape = expected[t.name] else { continue }
             guard shape == t.shape else {
                 throw .manifestMismatch(path: manifestPath, reason: "tensor \(t.name) has shape \(t.shape), the network needs \(shape)")
             }
-            tensors[t.name] = littleEndianFloats(data, from: data.startIndex + t.offset, count: t.count)
+            entries[t.name] = (t.offset, t.count)
         }
-        for name in expected.keys.sorted() where tensors[name] == nil {
+        for name in expected.keys.sorted() where entries[name] == nil {
             throw .manifestMismatch(path: manifestPath, reason: "tensor \(name) is missing from the layer table")
         }
-        return (manifest, tensors, checksum)
+        return (manifest, WeightTable(data: data, entries: entries), checksum)
     }
 
     /// Builds the network from unfolded tensors (PyTorch names and layouts), folding every BatchNorm.
-    init(manifest: ModelManifest, tensors t: [String: [Float]], labels: [String], kernel: GemmKernel?,
+    init(manifest: ModelManifest, tensors t: WeightTable, labels: [String], kernel: GemmKernel?,
          precision: InferencePrecision) throws(FoodVisionError) {
         guard let architecture = BackboneArchitecture.named(manifest.architecture) else {
             throw .invalidInput(reason: "architecture \(manifest.architecture) is not one this build runs")
@@ -194,9 +194,10 @@ public final class EfficientNetLite0: @unchecked Sendable {
         let h = bn("_bn1").fold(weights: t["_conv_head.weight"]!, outChannels: Self.embeddingSize)
         head = PointwiseConv2D(weightsOI: h.weights, bias: h.bias, inChannels: architecture.lastChannels, outChannels: Self.embeddingSize,
                                activation: .relu6, kernel: kernel, precision: precision)
-        fc = FullyConnected(weightsOI: t["_fc.weight"]!, bias: t["_fc.bias"]!, inFeatures: Self.embeddingSize,
+        let fcW = t["_fc.weight"]!
+        fc = FullyConnected(weightsOI: fcW, bias: t["_fc.bias"]!, inFeatures: Self.embeddingSize,
                             outFeatures: Self.classCount, kernel: kernel, precision: precision)
-        fcWeights = t["_fc.weight"]!
+        fcWeights = fcW
     }
 
     /// Activation buffers for one input shape, reused until the shape changes.

@@ -155,6 +155,20 @@ public struct SafetensorsFile: Sendable {
     }
 }
 
+/// The tensors of a checked weights file by name, each copied out of the (mapped) file when asked for. The network is
+/// built one layer at a time — fold, pack, drop the unfolded copy — so asked for one at a time the transient arrays
+/// reuse the same heap memory, where copying all 19 MB into a dictionary first faulted in 19 MB of fresh pages.
+struct WeightTable {
+    let data: Data
+    /// Byte offset and value count of each tensor, checked against the file's size by `readModel`.
+    let entries: [String: (offset: Int, count: Int)]
+
+    subscript(name: String) -> [Float]? {
+        guard let e = entries[name] else { return nil }
+        return littleEndianFloats(data, from: data.startIndex + e.offset, count: e.count)
+    }
+}
+
 /// `count` little-endian f32 values starting at byte `offset` of `data`.
 func littleEndianFloats(_ data: Data, from offset: Int, count: Int) -> [Float] {
     // Uninitialised, then copied into: zero-filling 19 MB first would write every page twice.

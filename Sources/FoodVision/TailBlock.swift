@@ -58,7 +58,7 @@ public struct TailBlock: Sendable, Equatable {
     }
 
     /// Block `index` of a converted EfficientNet-Lite0 (`_blocks.<index>.*`, its three BatchNorms folded).
-    static func imageNet(index: Int, tensors t: [String: [Float]], epsilon: Float) throws(FoodVisionError) -> TailBlock {
+    static func imageNet(index: Int, tensors t: WeightTable, epsilon: Float) throws(FoodVisionError) -> TailBlock {
         guard EfficientNetLite0.blockShapes.indices.contains(index) else { throw .invalidInput(reason: "no block \(index)") }
         let s = EfficientNetLite0.blockShapes[index]
         let p = "_blocks.\(index)."
