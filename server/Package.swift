@@ -45,6 +45,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // ConnectionPoolError: what a lease throws when the pool cannot connect (its circuit breaker), mapped to 503.
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -456,13 +456,12 @@ extension BatchRunner {
     }
 }
 
-/// `count` values from `make`, made on `count` threads at once. Each analysis worker's recognizer reads, checks and
-/// packs the 19 MB of weights; made one after another they delayed the first photo by one load per extra worker.
-/// The first error (by index) is thrown.
-public func loadInParallel<T: Sendable>(_ count: Int, _ make: @Sendable () throws -> T) throws -> [T] {
-    let results = ChunkSlots<Result<T, any Error>>(count: count)
-    DispatchQueue.concurrentPerform(iterations: count) { i in results.set(i, Result { try make() }) }
-    return try results.values.map { try $0!.get() }
+/// One recognizer per analysis worker: `load` runs once (reading, checking and packing the 19 MB of weights); the other
+/// workers' recognizers share its weights, each with activation buffers of its own (`FoodRecognizer.forAnotherWorker`).
+/// Loaded once per worker, on all workers at once, the copies cost every extra core a load's CPU and ~35 MB.
+public func recognizers(forWorkers count: Int, load: () throws -> FoodRecognizer) throws -> [FoodRecognizer] {
+    let first = try load()
+    return [first] + (1..<max(1, count)).map { _ in first.forAnotherWorker() }
 }
 
 /// One value per photo of a chunk (or per loaded recognizer), filled from worker threads.

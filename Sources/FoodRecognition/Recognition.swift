@@ -287,6 +287,14 @@ public final class FoodRecognizer: @unchecked Sendable {
                               photoPortions: try PhotoPortionModel.load(modelsDirectory: modelsDirectory))
     }
 
+    /// A recognizer for another worker thread: the same models, the backbone's weights shared
+    /// (`EfficientNetLite0.sharingWeights`) with activation buffers of its own; nothing is read or checked again.
+    public func forAnotherWorker() -> FoodRecognizer {
+        FoodRecognizer(backbone: backbone.sharingWeights(), head: head, matcher: matcher, calibration: calibration,
+                       portions: portions, coinFinder: coinFinder, cellDetector: cellDetector, foodTop: foodTop,
+                       plateHead: plateHead, photoPortions: photoPortions)
+    }
+
     /// The same models with another calibration (pass structure, localiser) and, optionally, another cell detector,
     /// plate head, coin finder or photo-portion model (`.some(nil)` turns one off).
     public func with(calibration: RecognitionCalibration, cellDetector: CellDetector?? = nil,

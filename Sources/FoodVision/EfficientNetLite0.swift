@@ -72,6 +72,16 @@ public final class EfficientNetLite0: @unchecked Sendable {
     var arenas: [[Int]: Arena] = [:]
     var arena: Arena?
 
+    /// Another network over the same weights, with activation buffers of its own: `forward` holds the network's lock
+    /// for a whole pass, so each worker thread needs its own, but the folded and packed layers never change after
+    /// loading and are shared (a second worker costs no load, no checksum and no second copy of the weights).
+    public func sharingWeights() -> EfficientNetLite0 { EfficientNetLite0(sharingWeightsOf: self) }
+
+    private init(sharingWeightsOf o: EfficientNetLite0) {
+        manifest = o.manifest; architecture = o.architecture; labels = o.labels; chosenKernel = o.chosenKernel
+        precision = o.precision; stem = o.stem; blocks = o.blocks; head = o.head; fc = o.fc; fcWeights = o.fcWeights
+    }
+
     /// Every tensor name of Lite0 with its PyTorch shape.
     public static func expectedTensorShapes() -> [String: [Int]] { BackboneArchitecture.lite0.expectedTensorShapes() }
 
@@ -80,6 +90,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
     public convenience init(modelDirectory: String, kernel: GemmKernel? = nil,
                             precision: InferencePrecision = .automatic) throws(FoodVisionError) {
         let (manifest, tensors, checksum) = try Self.readModel(directory: modelDirectory)
+        defer { checksum.finish() }
         let manifestPath = (modelDirectory as NSString).appendingPathComponent(ModelConverter.manifestFileName)
         let labelsPath = (modelDirectory as NSString).appendingPathComponent(try checkedModelFileName(manifest.labelsFile, manifestPath: manifestPath))
         let labels = try readLabels(labelsPath)
@@ -130,12 +141,14 @@ public final class EfficientNetLite0: @unchecked Sendable {
         }
         // An empty weights file is refused unread (Foundation leaks its read buffer on empty files; see `fileSize`).
         guard fileSize(weightsPath) > 0 else { throw .truncatedWeights(path: weightsPath, expectedBytes: end, actualBytes: 0) }
-        let data = try mapModelFile(weightsPath)
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: weightsPath)) } catch {
+            throw .io(path: weightsPath, reason: "cannot read (\(error.localizedDescription))")
+        }
         if data.count < end { throw .truncatedWeights(path: weightsPath, expectedBytes: end, actualBytes: data.count) }
         guard data.count == manifest.weightsBytes, end == manifest.weightsBytes else {
             throw .manifestMismatch(path: manifestPath, reason: "weights file has \(data.count) bytes, manifest says \(manifest.weightsBytes) and the layer table ends at \(end)")
         }
-        let checksum = PendingChecksum(of: data, path: weightsPath, expected: manifest.weightsSHA256)
         guard let architecture = BackboneArchitecture.named(manifest.architecture) else {
             throw .manifestMismatch(path: manifestPath, reason: "architecture \(manifest.architecture); this build runs \(BackboneArchitecture.all.map(\.name).joined(separator: ", "))")
         }
@@ -151,6 +164,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
         for name in expected.keys.sorted() where entries[name] == nil {
             throw .manifestMismatch(path: manifestPath, reason: "tensor \(name) is missing from the layer table")
         }
+        // Started last, so that nothing above can fail with the hashing thread still running.
+        let checksum = PendingChecksum(of: data, path: weightsPath, expected: manifest.weightsSHA256)
         return (manifest, WeightTable(data: data, entries: entries), checksum)
     }
 

@@ -155,7 +155,7 @@ public struct SafetensorsFile: Sendable {
     }
 }
 
-/// The tensors of a checked weights file by name, each copied out of the (mapped) file when asked for. The network is
+/// The tensors of a checked weights file by name, each copied out of the file's bytes when asked for. The network is
 /// built one layer at a time — fold, pack, drop the unfolded copy — so asked for one at a time the transient arrays
 /// reuse the same heap memory, where copying all 19 MB into a dictionary first faulted in 19 MB of fresh pages.
 struct WeightTable {
@@ -188,7 +188,9 @@ func appendLittleEndian(_ values: [Float], to data: inout Data) {
     for v in values { withUnsafeBytes(of: v.bitPattern.littleEndian) { data.append(contentsOf: $0) } }
 }
 
-/// A weights file's SHA-256, computed on a thread of its own while the caller builds the network from the same bytes:
+/// A weights file's SHA-256, computed on a thread of its own while the caller builds the network from the same bytes
+/// (the thread holds its own reference to them, a read copy: a mapping of the file would fault if another process
+/// truncated the file meanwhile — the model-manifest fuzz target rewrites it between inputs):
 /// hashing the 19 MB of backbone weights takes ~10 ms (libcrypto, SHA extensions), about as long as folding and
 /// packing them, and a one-photo `analyze` leaves the second core idle at that point. Nothing built from the bytes is
 /// handed out before `verify()` (which waits) has passed, so a damaged file is still refused, only a few milliseconds
@@ -214,9 +216,14 @@ final class PendingChecksum: @unchecked Sendable {
 
     /// Waits for the digest (once; later calls see the same result) and throws if it is not the manifest's.
     func verify() throws(FoodVisionError) {
+        finish()
+        guard actual == expected else { throw .checksumMismatch(path: path, expected: expected, actual: actual) }
+    }
+
+    /// Waits for the hashing thread to end: a load that fails for another reason leaves nothing running behind it.
+    func finish() {
         done.wait()
         done.signal()
-        guard actual == expected else { throw .checksumMismatch(path: path, expected: expected, actual: actual) }
     }
 }
 
@@ -337,17 +344,6 @@ func fileSize(_ path: String) -> Int {
 package func readModelFile(_ path: String) throws(FoodVisionError) -> Data {
     guard fileSize(path) > 0 else { throw .invalidFormat(path: path, reason: "the file is empty (0 bytes)") }
     do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-        throw .io(path: path, reason: "cannot read (\(error.localizedDescription))")
-    }
-}
-
-/// A binary weights file mapped read-only instead of read: its bytes are hashed and copied into tensors once, so a read
-/// would only add a copy into fresh pages (19 MB of backbone weights: 8.6 → 2.3 ms, and ~4,600 fewer page faults at
-/// every start). The mapping lives only while the model loads; a file truncated by another process during those
-/// milliseconds could fault the reader, a window a read does not have, accepted for files that installs replace by
-/// rename. Callers refuse an empty file first (an empty file cannot be mapped).
-func mapModelFile(_ path: String) throws(FoodVisionError) -> Data {
-    do { return try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) } catch {
         throw .io(path: path, reason: "cannot read (\(error.localizedDescription))")
     }
 }

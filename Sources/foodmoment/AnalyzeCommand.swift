@@ -182,7 +182,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
             }
             do {
                 let portions = MealAnalyzer.portions(from: nutrition), userData = ResourceLocator.userDataDirectory()
-                let recognizers = try loadInParallel(workers) {
+                let recognizers = try recognizers(forWorkers: workers) {
                     try FoodRecognizer.load(modelsDirectory: modelsDir, userDataDirectory: userData, portions: portions)
                 }
                 analyzers = recognizers.map { MealAnalyzer(decoder: decoder, recognizer: $0, nutrition: nutrition) }

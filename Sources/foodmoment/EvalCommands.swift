@@ -7,12 +7,12 @@ import FoodMoment
 import FoodRecognition
 import FoodTraining
 
-/// Loads one recognizer per thread (the backbone keeps a per-instance arena).
+/// One recognizer per thread (the backbone keeps a per-instance arena), sharing one load's weights.
 func loadRecognizers(threads: Int, models: String?) throws -> [FoodRecognizer] {
     let dir = models ?? ResourceLocator.modelsDirectory()
     let db = try? NutritionDatabase.load(directory: NutritionDatabase.defaultDirectory())
     let portions = MealAnalyzer.portions(from: db)
-    return try loadInParallel(max(1, threads)) {
+    return try recognizers(forWorkers: threads) {
         try FoodRecognizer.load(modelsDirectory: dir, userDataDirectory: nil, portions: portions)
     }
 }

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import MealStore
 import PostgresNIO
+import _ConnectionPoolModule
 
 /// Accounts and every user's diary in one PostgreSQL database, shared by any number of server instances. Rows carry
 /// their user's id and every query names it; deleting a user cascades to all of theirs. What must hold across
@@ -214,6 +215,10 @@ public final class PostgresStore: ServerStore {
             throw Self.unavailable("no answer within \(seconds.formatted(.number.precision(.fractionLength(0...2)))) s")
         } catch is CancellationError {
             throw Self.unavailable("cancelled")
+        } catch let error as ConnectionPoolError {
+            // Thrown by a lease, not by PostgreSQL: after repeated failed connection attempts the pool's circuit
+            // breaker fails every lease at once (connectionCreationCircuitBreakerTripped), or the pool is shutting down.
+            throw Self.unavailable("\(error)")
         } catch let error as PSQLError {
             // A statement PostgreSQL refused for another reason: the caller answers 500; the class says which.
             logger.error("the database refused a statement", metadata: ["sqlstate": .string(error.serverInfo?[.sqlState] ?? "?"),

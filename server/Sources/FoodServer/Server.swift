@@ -180,14 +180,12 @@ public enum FoodServer {
         let store: any ServerStore = try config.store ?? LocalStore(dataDirectory: config.dataDirectory)
         let folders = UserFolders(dataDirectory: config.dataDirectory)
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: 224, maxPixels: config.maxPixels, maxFileBytes: config.maxBodyBytes))
-        // The nutrition tables are read once and shared; each analyzer needs its own recognizer (its own arena).
+        // The nutrition tables and the model's weights are read once and shared; each analyzer needs its own recognizer
+        // (its own activation buffers).
         let first = try MealAnalyzer.load(modelsDirectory: config.modelsDirectory, nutritionDirectory: config.nutritionDirectory,
                                           userDataDirectory: nil, decoder: decoder)
-        let modelsDirectory = config.modelsDirectory ?? ResourceLocator.modelsDirectory()
-        let analyzers = try [first] + loadInParallel(max(1, config.analyzers) - 1) {
-            MealAnalyzer(decoder: decoder, recognizer: try FoodRecognizer.load(
-                modelsDirectory: modelsDirectory, userDataDirectory: nil, portions: first.recognizer.portions),
-                nutrition: first.nutrition)
+        let analyzers = [first] + (1..<max(1, config.analyzers)).map { _ in
+            MealAnalyzer(decoder: decoder, recognizer: first.recognizer.forAnotherWorker(), nutrition: first.nutrition)
         }
         guard let nutrition = first.nutrition else {
             throw APIError(.internalServerError, code: "no_nutrition_tables", "the nutrition tables did not load (nutrition-db/ or FOODMOMENT_NUTRITION_DB)")
