@@ -63,7 +63,8 @@ let package = Package(
             dependencies: ["FoodServer", .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "FoodMomentServices", package: core), .product(name: "JWTKit", package: "jwt-kit"),
                            .product(name: "_CryptoExtras", package: "swift-crypto"),
-                           .product(name: "PostgresNIO", package: "postgres-nio")],
+                           .product(name: "PostgresNIO", package: "postgres-nio"),
+                           .product(name: "_ConnectionPoolModule", package: "postgres-nio")],
             swiftSettings: swiftSettings
         ),
     ]

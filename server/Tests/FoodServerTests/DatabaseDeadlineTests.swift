@@ -2,6 +2,7 @@
 import Foundation
 import PostgresNIO
 import Testing
+import _ConnectionPoolModule
 
 /// A database that stops answering is a 503 within the deadline: even when the work under it ignores cancellation, as a
 /// PostgreSQL query already on a connection does (the caller is answered when the deadline passes, not when the work
@@ -89,5 +90,25 @@ struct DatabaseDeadlineTests {
             throw error
         }
         await database.drop()
+    }
+}
+
+/// What a lease throws when PostgreSQL has been unreachable for a while (the pool's circuit breaker) or the pool is
+/// shutting down: a 503 that says retry, like a refused connection — not a 500 (a slow run of `anUnreachableDatabaseIsA503WithRetryAfterAndReadyzSaysSo` once met
+/// the breaker before its request and answered 500). No database needed: nothing is sent.
+@Suite("PostgreSQL store errors")
+struct PostgresStoreErrorTests {
+    @Test func poolErrorsAreA503() async throws {
+        let client = PostgresClient(configuration: try PostgresStore.configuration(url: "postgres://foodmoment:x@127.0.0.1:1/nothing"),
+                                    backgroundLogger: TestPostgres.logger)
+        let store = PostgresStore(client: client, logger: TestPostgres.logger, deadline: .seconds(2))
+        for poolError in [ConnectionPoolError.connectionCreationCircuitBreakerTripped, .poolShutdown, .requestCancelled] {
+            do {
+                _ = try await store.run { () async throws -> Int in throw poolError }
+                Issue.record("\(poolError) was not thrown")
+            } catch let error as APIError {
+                #expect(error.status == .serviceUnavailable && error.code == "database_unavailable", "\(poolError): \(error)")
+            }
+        }
     }
 }
