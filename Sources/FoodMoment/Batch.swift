@@ -464,7 +464,7 @@ public func recognizers(forWorkers count: Int, load: () throws -> FoodRecognizer
     return [first] + (1..<max(1, count)).map { _ in first.forAnotherWorker() }
 }
 
-/// One value per photo of a chunk (or per loaded recognizer), filled from worker threads.
+/// One value per photo of a chunk, filled from worker threads.
 private final class ChunkSlots<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private(set) var values: [Value?]

@@ -77,8 +77,8 @@ enum Main {
 /// glibc serves every allocation over 128 KiB (rising as such blocks are freed) with its own `mmap` and gives it back on
 /// `free`, so loading a model — hundreds of tensors of 0.1–5 MB, made, packed and dropped — and the first photos'
 /// activation buffers fault in fresh zeroed pages again and again: ~20,700 page faults for a one-photo `analyze`. Served
-/// from the heap and kept there, freed blocks are reused: ~13,200 faults, and 100–103 → 88–91 ms of CPU for that run
-/// (`perf stat -e page-faults,task-clock`, three runs each); per photo, once warm, nothing changes. Blocks of 32 MiB or
+/// from the heap and kept there, freed blocks are reused: ~13,600 faults, and 102–104 → 85–88 ms of CPU for that run
+/// (`perf stat -e page-faults,task-clock`, five runs each); per photo, once warm, nothing changes. Blocks of 32 MiB or
 /// more (a huge PNG's pixels) still get their own mapping and go back at once; the heap gives back its top when
 /// 64 MiB of it is free. Peak RSS on the 1,000-photo folder: docs/benchmarks.md.
 private func keepFreedMemoryForReuse() {
