@@ -1,4 +1,4 @@
-public import FoodCore
+import FoodCore
 public import Foundation
 public import MealStore
 public import FoodMoment

@@ -1,7 +1,7 @@
 public import FoodRecognition
 public import FoodCore
 public import Foundation
-public import ImageCodecs
+import ImageCodecs
 import FoodVision
 
 /// What a batch remembers between runs: the result of every photo it finished (keyed by content hash and the

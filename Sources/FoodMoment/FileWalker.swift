@@ -1,5 +1,5 @@
-public import FoodRecognition
-public import ImageCodecs
+import FoodRecognition
+import ImageCodecs
 import Foundation
 
 /// One input the batch will process, or a note about something it skipped.

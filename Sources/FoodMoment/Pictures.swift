@@ -1,5 +1,5 @@
 import FoodVision
-public import FoodRecognition
+import FoodRecognition
 public import FoodCore
 public import Foundation
 public import ImageCodecs

@@ -1,4 +1,4 @@
-public import FoodRecognition
+import FoodRecognition
 import Foundation
 
 /// Finds a bundled resource folder (`models/`, `nutrition-db/`) without `../shared/data`: an environment

@@ -198,7 +198,7 @@ public enum FoodContext {
     public static func mass(logits: [Float]) -> Float {
         guard let m = logits.max() else { return 0 }
         var total: Float = 0, food: Float = 0
-        for (i, l) in logits.enumerated() { total += expf(l - m) }
+        for l in logits { total += expf(l - m) }
         for i in imagenetIndices where i < logits.count { food += expf(logits[i] - m) }
         return total > 0 ? food / total : 0
     }

@@ -1,4 +1,4 @@
-public import FoodVision
+import FoodVision
 import Foundation
 
 /// Compares backbones (and concatenations of their embeddings) by what they buy on photos: the same linear food

@@ -1,5 +1,5 @@
 public import FoodRecognition
-public import FoodMoment
+import FoodMoment
 public import FoodVision
 public import FoodCore
 import Foundation

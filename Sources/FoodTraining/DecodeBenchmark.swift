@@ -1,7 +1,7 @@
-public import FoodRecognition
-public import FoodMoment
-public import FoodVision
-public import ImageCodecs
+import FoodRecognition
+import FoodMoment
+import FoodVision
+import ImageCodecs
 import FoodCore
 import Foundation
 

@@ -1,6 +1,6 @@
 public import FoodRecognition
-public import FoodMoment
-public import FoodVision
+import FoodMoment
+import FoodVision
 public import FoodCore
 import Foundation
 import ImageCodecs

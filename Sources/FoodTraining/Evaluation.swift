@@ -1,7 +1,7 @@
 public import FoodRecognition
-public import FoodMoment
+import FoodMoment
 public import FoodVision
-public import FoodCore
+import FoodCore
 import Foundation
 import ImageCodecs
 

@@ -1,5 +1,5 @@
-public import FoodRecognition
-public import FoodMoment
+import FoodRecognition
+import FoodMoment
 public import FoodVision
 import FoodCore
 import Foundation

@@ -1,5 +1,5 @@
 public import FoodRecognition
-public import FoodMoment
+import FoodMoment
 import FoodCore
 import ImageCodecs
 import Foundation

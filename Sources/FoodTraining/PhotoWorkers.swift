@@ -1,4 +1,4 @@
-public import FoodMoment
+import FoodMoment
 import FoodCore
 import Foundation
 import ImageCodecs

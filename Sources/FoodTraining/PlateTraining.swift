@@ -1,7 +1,7 @@
 public import FoodRecognition
 import FoodMoment
 public import FoodVision
-public import FoodCore
+import FoodCore
 import Foundation
 import ImageCodecs
 

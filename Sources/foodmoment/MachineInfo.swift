@@ -27,7 +27,7 @@ struct MachineInfo: Encodable {
         #else
         let target = "portable (built without FOODMOMENT_TARGET_CPU)"
         #endif
-        return MachineInfo(cpu: model ?? "unknown", cores: ProcessInfo.processInfo.activeProcessorCount, build: build,
+        return MachineInfo(cpu: model, cores: ProcessInfo.processInfo.activeProcessorCount, build: build,
                            targetCPU: target, swift: "6.x", gemmKernel: GemmKernel.fastest.rawValue,
                            precision: InferencePrecision.automatic.rawValue)
     }

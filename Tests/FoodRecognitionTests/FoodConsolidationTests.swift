@@ -11,7 +11,7 @@ struct FoodConsolidationTests {
 
     static func box(_ x: Double, _ y: Double, _ w: Double, _ h: Double) -> NormalizedBox { NormalizedBox(x: x, y: y, w: w, h: h) }
 
-    @Test func overlappingRegionsOfOneLabelBecomeOneFoodWithTheUnionBox() {
+    @Test func overlappingRegionsOfOneLabelBecomeOneFoodWithTheUnionBox() throws {
         let items = [
             Item(label: "rice_dish", confidence: 0.84, box: Self.box(0.68, 0.52, 0.21, 0.18)),
             Item(label: "rice_dish", confidence: 0.69, box: Self.box(0.52, 0.30, 0.39, 0.41)),
@@ -20,10 +20,10 @@ struct FoodConsolidationTests {
         ]
         let out = FoodConsolidation.consolidate(items, photo: [LabelScore(label: "rice_dish", probability: 0.4)])
         #expect(out.count == 2)
-        let rice = try? #require(out.first { $0.label == "rice_dish" })
-        #expect(rice?.confidence == 0.84, "the best region's confidence")
-        #expect(abs((rice?.box.x ?? 0) - 0.52) < 1e-9 && abs((rice?.box.y ?? 0) - 0.30) < 1e-9)
-        #expect(abs((rice?.box.w ?? 0) - 0.39) < 1e-9 && abs((rice?.box.h ?? 0) - 0.41) < 1e-9)
+        let rice = try #require(out.first { $0.label == "rice_dish" })
+        #expect(rice.confidence == 0.84, "the best region's confidence")
+        #expect(abs(rice.box.x - 0.52) < 1e-9 && abs(rice.box.y - 0.30) < 1e-9)
+        #expect(abs(rice.box.w - 0.39) < 1e-9 && abs(rice.box.h - 0.41) < 1e-9)
         #expect(out.contains { $0.label == "curry_dish" }, "another label overlapping is another food")
     }
 

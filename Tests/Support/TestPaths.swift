@@ -58,8 +58,9 @@ public func runProcess(_ executable: String, _ arguments: [String], environment:
     if let environment { process.environment = environment }
     let dir = TestPaths.makeTempDirectory("proc")
     let outPath = dir + "/out", errPath = dir + "/err"
-    FileManager.default.createFile(atPath: outPath, contents: nil)
-    FileManager.default.createFile(atPath: errPath, contents: nil)
+    // A file that cannot be made fails the FileHandle below with its reason.
+    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
     let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
     let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
     process.standardOutput = out
