@@ -1,4 +1,4 @@
-public import FoodRecognition
+import FoodRecognition
 public import FoodCore
 public import Foundation
 import ImageCodecs
@@ -454,14 +454,6 @@ extension BatchRunner {
             while i < count { body(i, w); i += n }
         }
     }
-}
-
-/// One recognizer per analysis worker: `load` runs once (reading, checking and packing the 19 MB of weights); the other
-/// workers' recognizers share its weights, each with activation buffers of its own (`FoodRecognizer.forAnotherWorker`).
-/// Loaded once per worker, on all workers at once, the copies cost every extra core a load's CPU and ~35 MB.
-public func recognizers(forWorkers count: Int, load: () throws -> FoodRecognizer) throws -> [FoodRecognizer] {
-    let first = try load()
-    return [first] + (1..<max(1, count)).map { _ in first.forAnotherWorker() }
 }
 
 /// One value per photo of a chunk, filled from worker threads.

@@ -287,12 +287,20 @@ public final class FoodRecognizer: @unchecked Sendable {
                               photoPortions: try PhotoPortionModel.load(modelsDirectory: modelsDirectory))
     }
 
-    /// A recognizer for another worker thread: the same models, the backbone's weights shared
-    /// (`EfficientNetLite0.sharingWeights`) with activation buffers of its own; nothing is read or checked again.
-    public func forAnotherWorker() -> FoodRecognizer {
-        FoodRecognizer(backbone: backbone.sharingWeights(), head: head, matcher: matcher, calibration: calibration,
-                       portions: portions, coinFinder: coinFinder, cellDetector: cellDetector, foodTop: foodTop,
-                       plateHead: plateHead, photoPortions: photoPortions)
+    /// One recognizer per worker thread: this one, then `count - 1` over the same models. Each worker needs activation
+    /// buffers of its own (the backbone's `forward` holds its lock for a whole pass), but the folded and packed weights
+    /// never change after loading and are shared (`EfficientNetLite0.sharingWeights`): nothing is read, checked or
+    /// packed again.
+    public func forWorkers(_ count: Int) -> [FoodRecognizer] {
+        [self] + (1..<max(1, count)).map { _ in FoodRecognizer(sharing: self, backbone: backbone.sharingWeights()) }
+    }
+
+    /// `other`'s models (its cell head already folded and packed) over `backbone`.
+    private init(sharing other: FoodRecognizer, backbone: EfficientNetLite0) {
+        self.backbone = backbone
+        head = other.head; foodTop = other.foodTop; matcher = other.matcher; coinFinder = other.coinFinder
+        cellDetector = other.cellDetector; plateHead = other.plateHead; calibration = other.calibration
+        portions = other.portions; photoPortions = other.photoPortions; cellHead = other.cellHead
     }
 
     /// The same models with another calibration (pass structure, localiser) and, optionally, another cell detector,

@@ -182,9 +182,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
             }
             do {
                 let portions = MealAnalyzer.portions(from: nutrition), userData = ResourceLocator.userDataDirectory()
-                let recognizers = try recognizers(forWorkers: workers) {
-                    try FoodRecognizer.load(modelsDirectory: modelsDir, userDataDirectory: userData, portions: portions)
-                }
+                let recognizers = try FoodRecognizer.load(modelsDirectory: modelsDir, userDataDirectory: userData, portions: portions)
+                    .forWorkers(workers)
                 analyzers = recognizers.map { MealAnalyzer(decoder: decoder, recognizer: $0, nutrition: nutrition) }
             } catch {
                 Output.note("error: cannot load the recognition model: \(error)\n(run with --decode-only to only decode, or `foodmoment dev train` to build models/food-head)")

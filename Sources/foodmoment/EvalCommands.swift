@@ -12,9 +12,7 @@ func loadRecognizers(threads: Int, models: String?) throws -> [FoodRecognizer] {
     let dir = models ?? ResourceLocator.modelsDirectory()
     let db = try? NutritionDatabase.load(directory: NutritionDatabase.defaultDirectory())
     let portions = MealAnalyzer.portions(from: db)
-    return try recognizers(forWorkers: threads) {
-        try FoodRecognizer.load(modelsDirectory: dir, userDataDirectory: nil, portions: portions)
-    }
+    return try FoodRecognizer.load(modelsDirectory: dir, userDataDirectory: nil, portions: portions).forWorkers(threads)
 }
 
 struct EvalCommand: AsyncParsableCommand {

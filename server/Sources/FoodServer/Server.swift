@@ -184,8 +184,8 @@ public enum FoodServer {
         // (its own activation buffers).
         let first = try MealAnalyzer.load(modelsDirectory: config.modelsDirectory, nutritionDirectory: config.nutritionDirectory,
                                           userDataDirectory: nil, decoder: decoder)
-        let analyzers = [first] + (1..<max(1, config.analyzers)).map { _ in
-            MealAnalyzer(decoder: decoder, recognizer: first.recognizer.forAnotherWorker(), nutrition: first.nutrition)
+        let analyzers = first.recognizer.forWorkers(config.analyzers).map {
+            MealAnalyzer(decoder: decoder, recognizer: $0, nutrition: first.nutrition)
         }
         guard let nutrition = first.nutrition else {
             throw APIError(.internalServerError, code: "no_nutrition_tables", "the nutrition tables did not load (nutrition-db/ or FOODMOMENT_NUTRITION_DB)")
