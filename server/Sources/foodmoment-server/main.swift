@@ -146,7 +146,8 @@ struct Run: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var (config, level) = try configuration()
+        let (configured, level) = try configuration()
+        var config = configured
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level

@@ -23,7 +23,7 @@ struct PostgresFaultTests {
         p.environment = env
         // A file, not a pipe: reading a pipe to its end would wait for the PostgreSQL server the script leaves running.
         let outPath = dir + ".out"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
+        guard FileManager.default.createFile(atPath: outPath, contents: nil) else { throw ClusterFailed(arg: arg) }
         defer { try? FileManager.default.removeItem(atPath: outPath) }
         p.standardOutput = FileHandle(forWritingAtPath: outPath)
         try p.run()
