@@ -292,12 +292,14 @@ static size_t fm_item_bytes(const uint8_t *data, size_t size, const fm_derived *
 }
 
 // The largest canvas (width * height) that a grid or overlay of this `iloc` payload [at, end) declares; 0 if none.
+// `index_in_v1`: whether a version-1 `iloc` has extent indices. The standard says it does (when index_size is not 0);
+// libheif 1.15 reads them only in version 2, later releases in both, so the caller asks both ways.
 static uint64_t fm_largest_canvas(const uint8_t *data, size_t size, size_t at, size_t end, const fm_derived *d,
-                                  uint32_t *w_out, uint32_t *h_out) {
+                                  int index_in_v1, uint32_t *w_out, uint32_t *h_out) {
     if (end - at < 8) return 0;
     int version = data[at];
     int offset_size = data[at + 4] >> 4, length_size = data[at + 4] & 15;
-    int base_size = data[at + 5] >> 4, index_size = version >= 1 ? data[at + 5] & 15 : 0;
+    int base_size = data[at + 5] >> 4, index_size = version == 2 || (version == 1 && index_in_v1) ? data[at + 5] & 15 : 0;
     size_t p = at + 6;
     int wide = version == 2;
     if ((offset_size != 0 && offset_size != 4 && offset_size != 8) || (length_size != 0 && length_size != 4 && length_size != 8) ||
@@ -336,32 +338,54 @@ static uint64_t fm_largest_canvas(const uint8_t *data, size_t size, size_t at, s
     return largest;
 }
 
-// FM_OK, or FM_ERR_LIMIT with a message when a grid or overlay declares a canvas of more than `max_pixels`.
-static fm_status fm_heif_check_canvas(const uint8_t *data, size_t size, uint64_t max_pixels, fm_report *report) {
+// The largest canvas (width * height) that any grid or overlay of the file declares, read both ways where libheif
+// releases disagree on the layout of `iloc`; 0 when none is found.
+// `primary_only`: only the grid or overlay that `pitm` names.
+static uint64_t fm_heif_largest_canvas(const uint8_t *data, size_t size, int primary_only, uint32_t *w_out, uint32_t *h_out) {
     fm_derived d;
     uint32_t type;
     size_t payload, next;
+    uint64_t largest = 0;
     for (size_t at = 0; fm_box(data, at, size, &type, &payload, &next); at = next) {
         if (type != 0x6D657461 || next - payload < 4) continue;   // 'meta'
         memset(&d, 0, sizeof d);
-        uint32_t child;
+        uint32_t child, primary = 0;
         size_t inner, after;
         for (size_t c = payload + 4; fm_box(data, c, next, &child, &inner, &after); c = after) {
             if (child == 0x69696E66) fm_read_iinf(data, inner, after, &d);                    // 'iinf'
             if (child == 0x69646174 && !d.idat_end) { d.idat = inner; d.idat_end = after; }   // 'idat'
+            if (child == 0x7069746D && after - inner >= 6) {                                   // 'pitm'
+                primary = (uint32_t)(data[inner] == 0 ? fm_ben(data + inner + 4, 2) : after - inner >= 8 ? fm_be32(data + inner + 4) : 0);
+            }
+        }
+        if (primary_only) {   // keep only the primary item's entry
+            int kept = 0;
+            for (int k = 0; k < d.count; k++) {
+                if (d.ids[k] == primary) { d.ids[kept] = d.ids[k]; d.types[kept++] = d.types[k]; }
+            }
+            d.count = kept;
         }
         if (d.count == 0) continue;
         for (size_t c = payload + 4; fm_box(data, c, next, &child, &inner, &after); c = after) {
             if (child != 0x696C6F63) continue;   // 'iloc'
-            uint32_t w = 0, h = 0;
-            if (fm_largest_canvas(data, size, inner, after, &d, &w, &h) > max_pixels) {
-                snprintf(report->message, FM_MSG_CAP, "its image grid declares a %ux%u canvas = %llu pixels, over the limit of %llu pixels",
-                         w, h, (unsigned long long)w * h, (unsigned long long)max_pixels);
-                return FM_ERR_LIMIT;
+            for (int index_in_v1 = 0; index_in_v1 <= 1; index_in_v1++) {
+                uint32_t w = 0, h = 0;
+                uint64_t pixels = fm_largest_canvas(data, size, inner, after, &d, index_in_v1, &w, &h);
+                if (pixels > largest) { largest = pixels; *w_out = w; *h_out = h; }
             }
         }
     }
-    return FM_OK;
+    return largest;
+}
+
+// FM_OK, or FM_ERR_LIMIT with a message when a grid or overlay declares a canvas of more than `max_pixels`.
+static fm_status fm_heif_check_canvas(const uint8_t *data, size_t size, uint64_t max_pixels, fm_report *report) {
+    uint32_t w = 0, h = 0;
+    uint64_t pixels = fm_heif_largest_canvas(data, size, 0, &w, &h);
+    if (pixels <= max_pixels) return FM_OK;
+    snprintf(report->message, FM_MSG_CAP, "its image grid declares a %ux%u canvas = %llu pixels, over the limit of %llu pixels",
+             w, h, (unsigned long long)pixels, (unsigned long long)max_pixels);
+    return FM_ERR_LIMIT;
 }
 
 /// Context + primary image handle over caller-owned bytes (no copy): both released by fm_heif_close.
@@ -458,6 +482,20 @@ fm_status fm_heif_decode_rgb(const uint8_t *data, size_t size, int use_thumbnail
         // A grid image declares its canvas twice: in `ispe`, which our pixel limit checked, and in the grid item's own
         // data, which libheif allocates from (a 1.2 KB file declared 28009x28005 behind a 48x32 `ispe`: 2.3 GB, then a
         // crash). Its size limit is only consulted when decoding, so it is narrowed here to the checked size.
+        struct heif_image_handle *target = source ? source : handle;
+        int w = fm_heif_lib.heif_image_handle_get_width(target), h = fm_heif_lib.heif_image_handle_get_height(target);
+        int side = w > h ? w : h;
+        // The side limit alone lets a wide, flat header through (31280x32 in front of a 28009x28005 grid, a fuzzer
+        // input): the primary image's grid may not declare more pixels than its header either. (When a thumbnail is
+        // decoded instead, libheif never reads the primary's grid.)
+        uint32_t cw = 0, ch = 0;
+        uint64_t canvas = source ? 0 : fm_heif_largest_canvas(data, size, 1, &cw, &ch);
+        if (canvas > (uint64_t)(w > 0 ? w : 0) * (uint64_t)(h > 0 ? h : 0)) {
+            snprintf(report->message, FM_MSG_CAP, "its image grid declares a %ux%u canvas, larger than its header's %dx%d", cw, ch, w, h);
+            s = FM_ERR_DECODE;
+        }
+    }
+    if (s == FM_OK) {
         struct heif_image_handle *target = source ? source : handle;
         int w = fm_heif_lib.heif_image_handle_get_width(target), h = fm_heif_lib.heif_image_handle_get_height(target);
         int side = w > h ? w : h;

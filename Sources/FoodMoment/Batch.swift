@@ -349,6 +349,9 @@ public final class BatchRunner: @unchecked Sendable {
         summary.workers = workers
         let start = ContinuousClock.now
         let chunkSize = workers * max(1, options.chunkPerWorker)
+        // A photo's bytes wait for the rest of its chunk only where a later step reads them again (refinement sends the
+        // photo, `output` draws on it): otherwise a chunk of 12 MP JPEGs would hold 2–6 MB a photo, four per worker.
+        let keepBytes = refine != nil || output != nil
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var chunkStart = 0
@@ -356,7 +359,9 @@ public final class BatchRunner: @unchecked Sendable {
             let chunk = Array(paths[chunkStart..<min(paths.count, chunkStart + chunkSize)])
             let slots = ChunkSlots<(PhotoResult, Origin, Date, [UInt8]?)>(count: chunk.count)
             Self.forEach(chunk.count, workers: workers) { i, w in
-                slots.set(i, process(path: chunk[i], worker: w))
+                var value = process(path: chunk[i], worker: w)
+                if !keepBytes { value.3 = nil }
+                slots.set(i, value)
                 onDone(chunk[i])
             }
             var values = slots.values

@@ -215,7 +215,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
         fcWeights = fcW
     }
 
-    /// Activation buffers for one input shape, reused until the shape changes.
+    /// Activation buffers for one input shape and its transpose (a portrait photo's 352 x 448 pass after a landscape
+    /// one's 448 x 352: one arena, not two), reused until the shape changes.
     final class Arena {
         let batch: Int, height: Int, width: Int
         let blockA: FloatBuffer, blockB: FloatBuffer, expanded: FloatBuffer, depthwise: FloatBuffer
@@ -223,26 +224,30 @@ public final class EfficientNetLite0: @unchecked Sendable {
 
         init(batch: Int, height: Int, width: Int, network: EfficientNetLite0) {
             self.batch = batch; self.height = height; self.width = width
-            var h = samePadding(inputSize: height, kernel: 3, stride: 2).output
-            var w = samePadding(inputSize: width, kernel: 3, stride: 2).output
-            var blockMax = h * w * EfficientNetLite0.stemChannels, expandMax = 0, dwMax = 0, paddedMax = 0, bandMax = 0
-            var dwBandMax = 0
-            for b in network.blocks {
-                let mid = b.depthwise.channels
-                let inBands = EfficientNetLite0.runsInBands(b, height: h)
-                if inBands {
-                    let rows = EfficientNetLite0.bandOutputRows(b, width: w)
-                    bandMax = max(bandMax, ((rows - 1) * b.depthwise.stride + b.depthwise.kernel) * w * mid)
-                    dwBandMax = max(dwBandMax, rows * b.depthwise.outputSize(height: h, width: w).width * mid)
-                } else {
-                    expandMax = max(expandMax, h * w * mid)
+            var blockMax = 0, expandMax = 0, dwMax = 0, paddedMax = 0, bandMax = 0, dwBandMax = 0
+            for (inH, inW) in [(height, width), (width, height)] {
+                var h = samePadding(inputSize: inH, kernel: 3, stride: 2).output
+                var w = samePadding(inputSize: inW, kernel: 3, stride: 2).output
+                blockMax = max(blockMax, h * w * EfficientNetLite0.stemChannels)
+                for b in network.blocks {
+                    let mid = b.depthwise.channels
+                    let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
+                    if EfficientNetLite0.runsInBands(b, height: h) {
+                        // The expanded and depthwise rows live in the band buffers; `expanded` and `depthwise` are
+                        // not used (on the first blocks of a 448 pass they would be the largest buffers).
+                        let rows = EfficientNetLite0.bandOutputRows(b, width: w)
+                        bandMax = max(bandMax, ((rows - 1) * b.depthwise.stride + b.depthwise.kernel) * w * mid)
+                        dwBandMax = max(dwBandMax, rows * ow * mid)
+                    } else {
+                        expandMax = max(expandMax, h * w * mid)
+                        dwMax = max(dwMax, oh * ow * mid)
+                    }
+                    paddedMax = max(paddedMax, b.depthwise.paddedScratchCount(height: h, width: w))
+                    (h, w) = (oh, ow)
+                    blockMax = max(blockMax, h * w * b.project.outChannels)
                 }
-                paddedMax = max(paddedMax, b.depthwise.paddedScratchCount(height: h, width: w))
-                (h, w) = b.depthwise.outputSize(height: h, width: w)
-                dwMax = max(dwMax, h * w * mid)
-                blockMax = max(blockMax, h * w * b.project.outChannels)
+                expandMax = max(expandMax, h * w * EfficientNetLite0.embeddingSize)
             }
-            expandMax = max(expandMax, h * w * EfficientNetLite0.embeddingSize)
             blockA = FloatBuffer(count: batch * blockMax)
             blockB = FloatBuffer(count: batch * blockMax)
             expanded = FloatBuffer(count: batch * expandMax)
@@ -252,6 +257,10 @@ public final class EfficientNetLite0: @unchecked Sendable {
             padded = FloatBuffer(count: paddedMax)
             band = FloatBuffer(count: bandMax)
             depthwiseBand = FloatBuffer(count: dwBandMax)
+        }
+
+        func serves(batch n: Int, height h: Int, width w: Int) -> Bool {
+            n == batch && ((h, w) == (height, width) || (h, w) == (width, height))
         }
     }
 
@@ -340,8 +349,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
         guard input.batch >= 1, input.height >= 1, input.width >= 1 else { throw .invalidInput(reason: "empty input tensor") }
         lock.lock()
         defer { lock.unlock() }
-        if arena == nil || arena!.batch != input.batch || arena!.height != input.height || arena!.width != input.width {
-            let key = [input.batch, input.height, input.width]
+        if arena?.serves(batch: input.batch, height: input.height, width: input.width) != true {
+            let key = [input.batch, min(input.height, input.width), max(input.height, input.width)]
             if let cached = arenas[key] {
                 arena = cached
             } else {

@@ -72,6 +72,29 @@ import Testing
         #expect(model.topClasses(logits: out[0].logits, k: 1)[0].index == 934)
     }
 
+    /// A portrait pass after a landscape one (the localisation pass alternates between 448 x 352 and 352 x 448) runs in
+    /// the same arena, and gives exactly what a network that never saw the other shape gives.
+    @Test func aTransposedShapeSharesTheArenaAndGivesTheSameOutputs() throws {
+        func image(height: Int, width: Int) -> FloatImage {
+            var rng = SplitMix64(seed: UInt64(height * 1000 + width))
+            return FloatImage(width: width, height: height, channels: 3,
+                              values: (0..<height * width * 3).map { _ in Float(rng.next() % 2001) / 1000 - 1 })
+        }
+        let landscape = image(height: 352, width: 448), portrait = image(height: 448, width: 352)
+        let shared = try EfficientNetLite0(modelDirectory: TestPaths.model.path, precision: .fp32)
+        let first = try shared.forward([landscape], includeFeatureMap: true)[0]
+        let arena = try #require(shared.arena)
+        let second = try shared.forward([portrait], includeFeatureMap: true)[0]
+        let again = try shared.forward([landscape], includeFeatureMap: true)[0]
+        #expect(shared.arena === arena && shared.arenas.count == 1)
+        let alone = try EfficientNetLite0(modelDirectory: TestPaths.model.path, precision: .fp32)
+        let portraitAlone = try alone.forward([portrait], includeFeatureMap: true)[0]
+        #expect(second.logits == portraitAlone.logits && second.featureMap?.values == portraitAlone.featureMap?.values)
+        #expect(second.featureMap.map { ($0.width, $0.height) } ?? (0, 0) == (11, 14))
+        #expect(again.logits == first.logits && again.featureMap?.values == first.featureMap?.values)
+        #expect(first.logits != second.logits)
+    }
+
     @Test func rejectsBadInput() throws {
         let model = try #require(Self.model)
         #expect(throws: FoodVisionError.self) { try model.forward([]) }

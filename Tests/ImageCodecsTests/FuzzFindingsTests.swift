@@ -45,9 +45,15 @@ struct FuzzFindingsTests {
     /// grid's own data declares a 28009x28005 canvas; and the same with a 31280x32 `ispe` (1 MP, still inside the limit,
     /// and wide enough that a limit on the longest side lets the canvas through). libheif allocated that canvas (2.3 GB)
     /// and then crashed the process. The shim reads each grid's declared canvas and refuses one over the pixel limit
-    /// before libheif allocates; under a raised limit, libheif's own size limit (narrowed to the header's size) still
-    /// refuses the first file as corrupt.
-    @Test(arguments: [("grid-canvas-bomb.heic", 1_219), ("grid-canvas-bomb-wide-header.heic", 1_125)])
+    /// before libheif allocates; under a raised limit, a primary grid declaring more pixels than its header is refused
+    /// as corrupt.
+    /// A later finding (`grid-canvas-bomb-iloc-index.heic`, a CI fuzz run): the same grid behind a 31280x32 header, its
+    /// `iloc` version 1 declaring 4-byte extent indices. libheif 1.15 reads those only in version 2, so it found the grid's
+    /// data where the shim, reading as the standard says, did not; the shim now reads `iloc` both ways and takes the
+    /// larger canvas. With the pixel limit raised, the side limit (31281) let it through to a 2.3 GB canvas and a crash;
+    /// the primary grid may now not declare more pixels than its header.
+    @Test(arguments: [("grid-canvas-bomb.heic", 1_219), ("grid-canvas-bomb-wide-header.heic", 1_125),
+                      ("grid-canvas-bomb-iloc-index.heic", 1_125)])
     func gridDeclaringAHugeCanvasIsRefused(file: String, size: Int) throws {
         let bytes = TestPaths.read(TestPaths.fixture("ImageCodecsTests", file))
         #expect(bytes.count == size)
@@ -56,14 +62,16 @@ struct FuzzFindingsTests {
         #expect(detail.contains("28009x28005") && detail.contains("784392045 pixels"), "\(detail)")
     }
 
-    @Test func gridLargerThanItsHeaderUnderARaisedLimitIsCorrupt() {
-        let bytes = TestPaths.read(TestPaths.fixture("ImageCodecsTests", "grid-canvas-bomb.heic"))
+    @Test(arguments: [("grid-canvas-bomb.heic", "48x32"), ("grid-canvas-bomb-wide-header.heic", "31280x32"),
+                      ("grid-canvas-bomb-iloc-index.heic", "31280x32")])
+    func gridLargerThanItsHeaderUnderARaisedLimitIsCorrupt(file: String, header: String) {
+        let bytes = TestPaths.read(TestPaths.fixture("ImageCodecsTests", file))
         do throws(ImageCodecError) {
             let d = try ImageDecoder.decode(bytes, options: DecodeOptions(maxPixels: 1_000_000_000))
             Issue.record("decoded \(d.image.width)x\(d.image.height)")
         } catch {
             guard case .corrupt(.heic, let detail) = error else { Issue.record("expected corrupt HEIC, got \(error)"); return }
-            #expect(detail.contains("48x32") && detail.contains("28009x28005"), "\(detail)")
+            #expect(detail.contains(header) && detail.contains("28009x28005"), "\(detail)")
         }
     }
 
