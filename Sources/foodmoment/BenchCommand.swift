@@ -56,6 +56,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "With --layers: one line per layer instead of per kind.")
     var perLayer = false
 
+    @Option(help: "With --layers: the input size, HEIGHTxWIDTH (448x352: the localisation pass on a landscape photo). The input is the 224 one, resampled. Default: 224x224.")
+    var layersSize: String?
+
     @Option(help: "Only time the GEMM kernels on an M,K,N product (e.g. 784,512,512) and print GFLOP/s.")
     var gemm: String?
 
@@ -74,7 +77,18 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON document on stdout.")
     var json = false
 
+    /// `--layers-size`, parsed; 224 x 224 without it.
+    func layerInputSize() throws -> (Int, Int) {
+        guard let text = layersSize else { return (224, 224) }
+        let parts = text.lowercased().split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2, parts.allSatisfy({ (32...2048).contains($0) }) else {
+            throw ValidationError("--layers-size takes HEIGHTxWIDTH, each 32 to 2048 (e.g. 448x352), not '\(text)'")
+        }
+        return (parts[0], parts[1])
+    }
+
     func validate() throws {
+        _ = try layerInputSize()
         if runs < 30 { throw ValidationError("--runs must be at least 30 for a stable p95") }
         if warmup < 0 { throw ValidationError("--warmup must be 0 or more") }
         if batch < 1 { throw ValidationError("--batch must be at least 1") }
@@ -157,7 +171,17 @@ struct BenchCommand: AsyncParsableCommand {
                           parity: parity)
 
         var layerProfile: [LayerProfile]?
-        if layers { layerProfile = try network.profile(image, runs: runs, perLayer: perLayer) }
+        if layers {
+            let (h, w) = try layerInputSize()
+            // Nearest-neighbour from the 224 input: real pixel statistics; the arithmetic does not depend on them.
+            let input = (h, w) == (image.height, image.width) ? image : FloatImage(
+                width: w, height: h, channels: 3,
+                values: (0..<h * w * 3).map { i in
+                    let (y, x, c) = (i / (w * 3), i / 3 % w, i % 3)
+                    return image.values[((y * image.height / h) * image.width + x * image.width / w) * 3 + c]
+                })
+            layerProfile = try network.profile(input, runs: runs, perLayer: perLayer)
+        }
 
         var ort: OrtResult?
         var ortNote: String?

@@ -187,3 +187,23 @@ struct BarcodeOnlineCLITests {
         #expect(server.requests.count == before)
     }
 }
+
+@Suite("foodmoment dev bench --layers-size (the real binary)")
+struct BenchLayersSizeCLITests {
+    @Test func aBadSizeIsAUsageErrorThatSaysTheForm() throws {
+        let r = try foodmoment("dev", "bench", "--layers", "--layers-size", "448by352", "--allow-debug", "--skip-onnxruntime")
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("HEIGHTxWIDTH") && r.stderr.contains("448by352"), "\(r.stderr)")
+    }
+
+    /// The per-layer profile at a non-square size: the first layers run at its halves (the stem's output).
+    @Test func theProfileRunsAtTheGivenSize() throws {
+        let r = try foodmoment("dev", "bench", "--layers", "--per-layer", "--layers-size", "96x64", "--runs", "30", "--warmup", "1",
+                               "--allow-debug", "--skip-onnxruntime", "--json")
+        #expect(r.status == 0, "\(r.stderr)")
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let layers = try #require(doc["layers"] as? [[String: Any]])
+        let names = layers.compactMap { $0["kind"] as? String }
+        #expect(names.contains { $0.contains("48x32x") }, "\(names)")
+    }
+}
