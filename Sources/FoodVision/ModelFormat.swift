@@ -196,35 +196,25 @@ func appendLittleEndian(_ values: [Float], to data: inout Data) {
 /// handed out before `verify()` (which waits) has passed, so a damaged file is still refused, only a few milliseconds
 /// later. A dedicated thread rather than a dispatch queue: callers may themselves be dispatch workers blocking in
 /// `verify()`, and a bounded pool must not be asked to run the job they wait for.
-final class PendingChecksum: @unchecked Sendable {
-    private let done = DispatchSemaphore(value: 0)
+final class PendingChecksum: Sendable {
     private let path: String
     private let expected: String
-    /// Written by the hashing thread before it signals `done`; read only after waiting on it.
-    private var actual = ""
+    private let digest: Background<String>
 
     init(of data: Data, path: String, expected: String) {
         self.path = path
         self.expected = expected.lowercased()
-        let thread = Thread { [self] in
-            actual = sha256Hex(of: data)
-            done.signal()
-        }
-        thread.name = "weights-sha256"
-        thread.start()
+        digest = Background(name: "weights-sha256") { sha256Hex(of: data) }
     }
 
-    /// Waits for the digest (once; later calls see the same result) and throws if it is not the manifest's.
+    /// Waits for the digest and throws if it is not the manifest's.
     func verify() throws(FoodVisionError) {
-        finish()
+        let actual = digest.value
         guard actual == expected else { throw .checksumMismatch(path: path, expected: expected, actual: actual) }
     }
 
     /// Waits for the hashing thread to end: a load that fails for another reason leaves nothing running behind it.
-    func finish() {
-        done.wait()
-        done.signal()
-    }
+    func finish() { _ = digest.value }
 }
 
 /// SHA-256 of a file's bytes as lowercase hex.

@@ -90,7 +90,8 @@ import Testing
         let alone = try EfficientNetLite0(modelDirectory: TestPaths.model.path, precision: .fp32)
         let portraitAlone = try alone.forward([portrait], includeFeatureMap: true)[0]
         #expect(second.logits == portraitAlone.logits && second.featureMap?.values == portraitAlone.featureMap?.values)
-        #expect(second.featureMap.map { ($0.width, $0.height) } ?? (0, 0) == (11, 14))
+        let portraitMap = try #require(second.featureMap)
+        #expect(portraitMap.width == 11 && portraitMap.height == 14)
         #expect(again.logits == first.logits && again.featureMap?.values == first.featureMap?.values)
         #expect(first.logits != second.logits)
     }
