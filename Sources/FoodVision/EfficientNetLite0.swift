@@ -228,7 +228,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
             for (inH, inW) in [(height, width), (width, height)] {
                 var h = samePadding(inputSize: inH, kernel: 3, stride: 2).output
                 var w = samePadding(inputSize: inW, kernel: 3, stride: 2).output
-                blockMax = max(blockMax, h * w * EfficientNetLite0.stemChannels)
+                // Fused with the first block, the stem's output exists only band by band, in `band`.
+                if !network.fusesStem(height: h) { blockMax = max(blockMax, h * w * EfficientNetLite0.stemChannels) }
                 for b in network.blocks {
                     let mid = b.depthwise.channels
                     let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
@@ -261,6 +262,39 @@ public final class EfficientNetLite0: @unchecked Sendable {
 
         func serves(batch n: Int, height h: Int, width w: Int) -> Bool {
             n == batch && ((h, w) == (height, width) || (h, w) == (width, height))
+        }
+    }
+
+    /// Whether the stem runs band by band inside the first block (`runStemAndFirstBlock`), for a stem output of
+    /// `height` rows: when that block runs in bands and reads the stem's output directly (no expansion, no residual).
+    func fusesStem(height: Int) -> Bool {
+        guard let b = blocks.first else { return false }
+        return b.expand == nil && !b.residual && b.depthwise.channels == stem.outChannels && Self.runsInBands(b, height: height)
+    }
+
+    /// The stem and the first block together, band by band: each band's stem rows go to the band buffer and are read
+    /// from there by the depthwise layer, instead of the whole stem output (5 MB at 448 x 352) being written to memory
+    /// and read back. The same arithmetic on the same values as the stem followed by `runBlock`.
+    func runStemAndFirstBlock(input: UnsafePointer<Float>, batch n: Int, height inH: Int, width inW: Int,
+                              output: UnsafeMutablePointer<Float>, arena a: Arena) {
+        let b = blocks[0]
+        let (h, w) = stem.outputSize(height: inH, width: inW)
+        let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
+        let rowsPerBand = Self.bandOutputRows(b, width: w), cout = b.project.outChannels
+        for img in 0..<n {
+            let inImage = input + img * inH * inW * stem.inChannels
+            let outImage = output + img * oh * ow * cout
+            var oy0 = 0
+            while oy0 < oh {
+                let oy1 = min(oh, oy0 + rowsPerBand)
+                let (r0, r1) = b.depthwise.inputRows(outputRows: oy0, oy1, height: h)
+                stem.run(input: inImage, batch: 1, height: inH, width: inW, output: a.band.pointer, rows: r0..<r1)
+                b.depthwise.runBand(band: a.band.pointer, bandRows: r1 - r0, firstRow: r0, height: h, width: w,
+                                    outputRows: oy0, oy1, output: a.depthwiseBand.pointer)
+                b.project.run(input: a.depthwiseBand.pointer, pixels: (oy1 - oy0) * ow, residual: nil,
+                              output: outImage + oy0 * ow * cout)
+                oy0 = oy1
+            }
         }
     }
 
@@ -364,15 +398,23 @@ public final class EfficientNetLite0: @unchecked Sendable {
         let a = arena!
         let n = input.batch
         var (h, w) = stem.outputSize(height: input.height, width: input.width)
+        let fused = fusesStem(height: h)
         input.values.withUnsafeBufferPointer { x in
-            stem.run(input: x.baseAddress!, batch: n, height: input.height, width: input.width, output: a.blockA.pointer)
+            if fused {
+                runStemAndFirstBlock(input: x.baseAddress!, batch: n, height: input.height, width: input.width,
+                                     output: a.blockA.pointer, arena: a)
+            } else {
+                stem.run(input: x.baseAddress!, batch: n, height: input.height, width: input.width, output: a.blockA.pointer)
+            }
         }
         var current = a.blockA, spare = a.blockB
         var tapped: [FloatImage] = []
         for (i, b) in blocks.enumerated() {
-            runBlock(b, input: current.pointer, output: spare.pointer, batch: n, height: h, width: w, arena: a)
+            if !(fused && i == 0) {
+                runBlock(b, input: current.pointer, output: spare.pointer, batch: n, height: h, width: w, arena: a)
+                swap(&current, &spare)
+            }
             (h, w) = b.depthwise.outputSize(height: h, width: w)
-            swap(&current, &spare)
             if includeBlockOutput && i == tap {
                 let ch = b.project.outChannels, size = h * w * ch
                 tapped = (0..<n).map { img in
@@ -536,13 +578,26 @@ extension EfficientNetLite0 {
                 for (kind, value) in run where value.0 < (best[kind]?.0 ?? .max) { best[kind] = value }
             }
             var (h, w) = stem.outputSize(height: image.height, width: image.width)
+            let fused = fusesStem(height: h)
             image.values.withUnsafeBufferPointer { x in
-                timed("stem 3x3", h * w * 27 * Self.stemChannels) {
-                    stem.run(input: x.baseAddress!, batch: 1, height: image.height, width: image.width, output: a.blockA.pointer)
+                if fused {
+                    let b = blocks[0], (oh, ow) = b.depthwise.outputSize(height: h, width: w)
+                    let macs = h * w * 27 * Self.stemChannels
+                        + oh * ow * b.depthwise.channels * (b.depthwise.kernel * b.depthwise.kernel + b.project.outChannels)
+                    timed(perLayer ? "stem 3x3 + block in bands \(h)x\(w)x\(b.depthwise.channels) k\(b.depthwise.kernel)s\(b.depthwise.stride)"
+                          : "stem 3x3 + first block", macs) {
+                        runStemAndFirstBlock(input: x.baseAddress!, batch: 1, height: image.height, width: image.width,
+                                             output: a.blockA.pointer, arena: a)
+                    }
+                } else {
+                    timed("stem 3x3", h * w * 27 * Self.stemChannels) {
+                        stem.run(input: x.baseAddress!, batch: 1, height: image.height, width: image.width, output: a.blockA.pointer)
+                    }
                 }
             }
+            if fused { (h, w) = blocks[0].depthwise.outputSize(height: h, width: w) }
             var current = a.blockA, spare = a.blockB
-            for b in blocks {
+            for b in blocks.dropFirst(fused ? 1 : 0) {
                 var source = UnsafePointer(current.pointer)
                 if Self.runsInBands(b, height: h) {
                     let (oh, ow) = b.depthwise.outputSize(height: h, width: w)

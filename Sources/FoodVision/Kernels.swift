@@ -284,36 +284,38 @@ func depthwisePixelTail(inImage: UnsafePointer<Float>, w: Int, ch: Int, weights:
 
 /// Dense k x k convolution over NHWC with TF SAME padding (the stem: 3 -> 32 channels, stride 2).
 /// `weights` is `[k][k][Cin][Cout]` (output channel fastest), `bias` has Cout values.
+/// `rows`: only these output rows, written one after another from `output` (nil: all of them, image after image).
 func denseConv(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, inChannels cin: Int,
                weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, outChannels cout: Int,
-               kernel k: Int, stride s: Int, relu6: Bool, output: UnsafeMutablePointer<Float>) {
+               kernel k: Int, stride s: Int, relu6: Bool, output: UnsafeMutablePointer<Float>, rows: Range<Int>? = nil) {
     // The stem's shape (3x3, stride 2, RGB in) with constants, so the tap and channel loops unroll.
     if k == 3 && s == 2 && cin == 3 {
         denseConvFixed(input: input, batch: batch, height: h, width: w, inChannels: 3, weights: weights, bias: bias,
-                       outChannels: cout, kernel: 3, stride: 2, relu6: relu6, output: output)
+                       outChannels: cout, kernel: 3, stride: 2, relu6: relu6, output: output, rows: rows)
     } else {
         denseConvFixed(input: input, batch: batch, height: h, width: w, inChannels: cin, weights: weights, bias: bias,
-                       outChannels: cout, kernel: k, stride: s, relu6: relu6, output: output)
+                       outChannels: cout, kernel: k, stride: s, relu6: relu6, output: output, rows: rows)
     }
 }
 
 @_transparent
 func denseConvFixed(input: UnsafePointer<Float>, batch: Int, height h: Int, width w: Int, inChannels cin: Int,
                     weights: UnsafePointer<Float>, bias: UnsafePointer<Float>, outChannels cout: Int,
-                    kernel k: Int, stride s: Int, relu6: Bool, output: UnsafeMutablePointer<Float>) {
+                    kernel k: Int, stride s: Int, relu6: Bool, output: UnsafeMutablePointer<Float>, rows: Range<Int>?) {
     let (oh, padTop, _) = samePadding(inputSize: h, kernel: k, stride: s)
     let (ow, padLeft, _) = samePadding(inputSize: w, kernel: k, stride: s)
     let c16 = cout / 16 * 16
+    let outRows = rows ?? 0..<oh
     for b in 0..<batch {
         let inImage = input + b * h * w * cin
-        for oy in 0..<oh {
+        for oy in outRows {
             let iy0 = oy * s - padTop
             let kyLo = max(0, -iy0), kyHi = min(k, h - iy0)
             var ox = 0
             while ox < ow {
                 let ix0 = ox * s - padLeft
                 let kxLo = max(0, -ix0), kxHi = min(k, w - ix0)
-                let outP = output + ((b * oh + oy) * ow + ox) * cout
+                let outP = output + ((b * outRows.count + oy - outRows.lowerBound) * ow + ox) * cout
                 if cout % 32 == 0 && ix0 >= 0 && (ox + 7) * s - padLeft + k <= w && ox + 8 <= ow && kyLo == 0 && kyHi == k {
                     // Eight outputs x 32 channels in 16 accumulators (the GEMM tile's shape): enough independent
                     // chains to keep both FMA pipes busy; same products in the same order as the paths below.

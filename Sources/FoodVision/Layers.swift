@@ -71,10 +71,12 @@ public struct Conv2D: Sendable {
          samePadding(inputSize: width, kernel: kernel, stride: stride).output)
     }
 
-    func run(input: UnsafePointer<Float>, batch: Int, height: Int, width: Int, output: UnsafeMutablePointer<Float>) {
+    /// `rows`: only these output rows (of each image), written one after another from `output`.
+    func run(input: UnsafePointer<Float>, batch: Int, height: Int, width: Int, output: UnsafeMutablePointer<Float>,
+             rows: Range<Int>? = nil) {
         denseConv(input: input, batch: batch, height: height, width: width, inChannels: inChannels,
                   weights: weights.pointer, bias: bias.pointer, outChannels: outChannels, kernel: kernel,
-                  stride: stride, relu6: activation == .relu6, output: output)
+                  stride: stride, relu6: activation == .relu6, output: output, rows: rows)
     }
 
     public func callAsFunction(_ x: Tensor) -> Tensor {
