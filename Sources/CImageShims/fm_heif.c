@@ -478,24 +478,22 @@ fm_status fm_heif_decode_rgb(const uint8_t *data, size_t size, int use_thumbnail
         options = fm_heif_lib.heif_decoding_options_alloc();
         if (!options) { snprintf(report->message, FM_MSG_CAP, "cannot allocate decoding options"); s = FM_ERR_MEMORY; }
     }
-    if (s == FM_OK) {
+    if (s == FM_OK && !source) {
         // A grid image declares its canvas twice: in `ispe`, which our pixel limit checked, and in the grid item's own
         // data, which libheif allocates from (a 1.2 KB file declared 28009x28005 behind a 48x32 `ispe`: 2.3 GB, then a
-        // crash). Its size limit is only consulted when decoding, so it is narrowed here to the checked size.
-        struct heif_image_handle *target = source ? source : handle;
-        int w = fm_heif_lib.heif_image_handle_get_width(target), h = fm_heif_lib.heif_image_handle_get_height(target);
-        int side = w > h ? w : h;
-        // The side limit alone lets a wide, flat header through (31280x32 in front of a 28009x28005 grid, a fuzzer
-        // input): the primary image's grid may not declare more pixels than its header either. (When a thumbnail is
-        // decoded instead, libheif never reads the primary's grid.)
+        // crash). The primary's grid may not declare more pixels than its header. (A decoded thumbnail is another
+        // item: libheif does not read the primary's grid then.)
+        int w = fm_heif_lib.heif_image_handle_get_width(handle), h = fm_heif_lib.heif_image_handle_get_height(handle);
         uint32_t cw = 0, ch = 0;
-        uint64_t canvas = source ? 0 : fm_heif_largest_canvas(data, size, 1, &cw, &ch);
-        if (canvas > (uint64_t)(w > 0 ? w : 0) * (uint64_t)(h > 0 ? h : 0)) {
+        if (fm_heif_largest_canvas(data, size, 1, &cw, &ch) > (uint64_t)(w > 0 ? w : 0) * (uint64_t)(h > 0 ? h : 0)) {
             snprintf(report->message, FM_MSG_CAP, "its image grid declares a %ux%u canvas, larger than its header's %dx%d", cw, ch, w, h);
             s = FM_ERR_DECODE;
         }
     }
     if (s == FM_OK) {
+        // libheif's own size limit, consulted only when decoding, narrowed to the checked size as a second layer. On its
+        // own it would not do: it limits the longest side, which a wide, flat header (31280x32 in front of a 28009x28005
+        // grid, a fuzzer input) lets through.
         struct heif_image_handle *target = source ? source : handle;
         int w = fm_heif_lib.heif_image_handle_get_width(target), h = fm_heif_lib.heif_image_handle_get_height(target);
         int side = w > h ? w : h;
