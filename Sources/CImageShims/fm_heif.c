@@ -106,7 +106,7 @@ typedef struct {
 
 static uint32_t fm_be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 
-static uint64_t fm_ben(const uint8_t *p, int n) {   // n = 0, 2, 4 or 8 big-endian bytes
+static uint64_t fm_ben(const uint8_t *p, int n) {   // n = 0 to 8 big-endian bytes
     uint64_t v = 0;
     for (int i = 0; i < n; i++) v = v << 8 | p[i];
     return v;
@@ -291,19 +291,32 @@ static size_t fm_item_bytes(const uint8_t *data, size_t size, const fm_derived *
     return got;
 }
 
+// libheif 1.15 reads an `iloc` field only when its declared size is 4 or 8 bytes; any other size is read as nothing,
+// the value 0.
+static int fm_iloc_size_115(int declared) { return declared == 4 || declared == 8 ? declared : 0; }
+
 // The largest canvas (width * height) that a grid or overlay of this `iloc` payload [at, end) declares; 0 if none.
-// `index_in_v1`: whether a version-1 `iloc` has extent indices. The standard says it does (when index_size is not 0);
-// libheif 1.15 reads them only in version 2, later releases in both, so the caller asks both ways.
+// `as_libheif_115`: read the fields the way libheif 1.15 does (sizes other than 4 and 8 read as nothing, extent
+// indices only in version 2); otherwise as the standard says and later libheif releases do (any size up to 8 bytes,
+// indices in versions 1 and 2). The two disagree on files a fuzzer writes, and libheif allocates whatever canvas its
+// own reading finds, so the caller asks both ways.
 static uint64_t fm_largest_canvas(const uint8_t *data, size_t size, size_t at, size_t end, const fm_derived *d,
-                                  int index_in_v1, uint32_t *w_out, uint32_t *h_out) {
+                                  int as_libheif_115, uint32_t *w_out, uint32_t *h_out) {
     if (end - at < 8) return 0;
     int version = data[at];
     int offset_size = data[at + 4] >> 4, length_size = data[at + 4] & 15;
-    int base_size = data[at + 5] >> 4, index_size = version == 2 || (version == 1 && index_in_v1) ? data[at + 5] & 15 : 0;
+    int base_size = data[at + 5] >> 4, index_size = data[at + 5] & 15;
+    if (as_libheif_115) {
+        offset_size = fm_iloc_size_115(offset_size);
+        length_size = fm_iloc_size_115(length_size);
+        base_size = fm_iloc_size_115(base_size);
+        index_size = version == 2 ? fm_iloc_size_115(index_size) : 0;
+    } else {
+        if (version == 0) index_size = 0;
+        if (offset_size > 8 || length_size > 8 || base_size > 8 || index_size > 8) return 0;
+    }
     size_t p = at + 6;
     int wide = version == 2;
-    if ((offset_size != 0 && offset_size != 4 && offset_size != 8) || (length_size != 0 && length_size != 4 && length_size != 8) ||
-        (base_size != 0 && base_size != 4 && base_size != 8) || (index_size != 0 && index_size != 4 && index_size != 8)) return 0;
     if (end - p < (size_t)(wide ? 4 : 2)) return 0;
     uint32_t items = (uint32_t)fm_ben(data + p, wide ? 4 : 2);
     p += wide ? 4 : 2;
@@ -368,9 +381,9 @@ static uint64_t fm_heif_largest_canvas(const uint8_t *data, size_t size, int pri
         if (d.count == 0) continue;
         for (size_t c = payload + 4; fm_box(data, c, next, &child, &inner, &after); c = after) {
             if (child != 0x696C6F63) continue;   // 'iloc'
-            for (int index_in_v1 = 0; index_in_v1 <= 1; index_in_v1++) {
+            for (int as_libheif_115 = 0; as_libheif_115 <= 1; as_libheif_115++) {
                 uint32_t w = 0, h = 0;
-                uint64_t pixels = fm_largest_canvas(data, size, inner, after, &d, index_in_v1, &w, &h);
+                uint64_t pixels = fm_largest_canvas(data, size, inner, after, &d, as_libheif_115, &w, &h);
                 if (pixels > largest) { largest = pixels; *w_out = w; *h_out = h; }
             }
         }
