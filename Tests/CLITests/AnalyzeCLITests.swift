@@ -125,7 +125,8 @@ struct AnalyzeCLITests {
         #expect(doc.first { $0["file"] as? String == good }?["status"] as? String == "decoded")
         let missing = try #require(doc.first { $0["file"] as? String == dir + "/missing.jpg" })
         #expect(missing["status"] as? String == "failed")
-        #expect(((missing["error"] as? [String: String])?["message"] ?? "").contains("missing.jpg"))
+        let message = (missing["error"] as? [String: String])?["message"] ?? ""
+        #expect(message.contains("missing.jpg"), "\(missing)")
     }
 
     @Test func explicitlyNamedBadFileIsAnError() throws {
