@@ -277,24 +277,11 @@ public final class EfficientNetLite0: @unchecked Sendable {
     /// and read back. The same arithmetic on the same values as the stem followed by `runBlock`.
     func runStemAndFirstBlock(input: UnsafePointer<Float>, batch n: Int, height inH: Int, width inW: Int,
                               output: UnsafeMutablePointer<Float>, arena a: Arena) {
-        let b = blocks[0]
         let (h, w) = stem.outputSize(height: inH, width: inW)
-        let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
-        let rowsPerBand = Self.bandOutputRows(b, width: w), cout = b.project.outChannels
-        for img in 0..<n {
-            let inImage = input + img * inH * inW * stem.inChannels
-            let outImage = output + img * oh * ow * cout
-            var oy0 = 0
-            while oy0 < oh {
-                let oy1 = min(oh, oy0 + rowsPerBand)
-                let (r0, r1) = b.depthwise.inputRows(outputRows: oy0, oy1, height: h)
-                stem.run(input: inImage, batch: 1, height: inH, width: inW, output: a.band.pointer, rows: r0..<r1)
-                b.depthwise.runBand(band: a.band.pointer, bandRows: r1 - r0, firstRow: r0, height: h, width: w,
-                                    outputRows: oy0, oy1, output: a.depthwiseBand.pointer)
-                b.project.run(input: a.depthwiseBand.pointer, pixels: (oy1 - oy0) * ow, residual: nil,
-                              output: outImage + oy0 * ow * cout)
-                oy0 = oy1
-            }
+        runInBands(blocks[0], batch: n, height: h, width: w, output: output, arena: a, residualInput: nil) { img, r0, r1 in
+            stem.run(input: input + img * inH * inW * stem.inChannels, batch: 1, height: inH, width: inW,
+                     output: a.band.pointer, rows: r0..<r1)
+            return UnsafePointer(a.band.pointer)
         }
     }
 
@@ -330,25 +317,34 @@ public final class EfficientNetLite0: @unchecked Sendable {
             b.project.run(input: a.depthwise.pointer, pixels: n * oh * ow, residual: b.residual ? input : nil, output: output)
             return
         }
-        let rowsPerBand = Self.bandOutputRows(b, width: w)
-        let cin = b.expand?.inChannels ?? b.depthwise.channels, cout = b.project.outChannels
+        let cin = b.expand?.inChannels ?? b.depthwise.channels
+        runInBands(b, batch: n, height: h, width: w, output: output, arena: a, residualInput: b.residual ? input : nil) { img, r0, r1 in
+            let rows = input + (img * h + r0) * w * cin
+            guard let expand = b.expand else { return rows }
+            expand.run(input: rows, pixels: (r1 - r0) * w, residual: nil, output: a.band.pointer)
+            return UnsafePointer(a.band.pointer)
+        }
+    }
+
+    /// Block `b` band by band (see `runsInBands`): `bandInput(img, r0, r1)` gives the depthwise layer's input rows
+    /// `r0..<r1` of image `img` — the block input's rows, their expansion in `band`, or the stem's rows in `band` — and
+    /// the depthwise rows and the projection follow. `residualInput`: the block input, added by the projection.
+    func runInBands(_ b: Block, batch n: Int, height h: Int, width w: Int, output: UnsafeMutablePointer<Float>, arena a: Arena,
+                    residualInput: UnsafePointer<Float>?, bandInput: (_ img: Int, _ r0: Int, _ r1: Int) -> UnsafePointer<Float>) {
+        let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
+        let rowsPerBand = Self.bandOutputRows(b, width: w), cout = b.project.outChannels
         for img in 0..<n {
-            let inImage = input + img * h * w * cin
             let outImage = output + img * oh * ow * cout
             var oy0 = 0
             while oy0 < oh {
                 let oy1 = min(oh, oy0 + rowsPerBand)
                 let (r0, r1) = b.depthwise.inputRows(outputRows: oy0, oy1, height: h)
-                var band = inImage + r0 * w * cin
-                if let expand = b.expand {
-                    expand.run(input: band, pixels: (r1 - r0) * w, residual: nil, output: a.band.pointer)
-                    band = UnsafePointer(a.band.pointer)
-                }
-                b.depthwise.runBand(band: band, bandRows: r1 - r0, firstRow: r0, height: h, width: w,
+                b.depthwise.runBand(band: bandInput(img, r0, r1), bandRows: r1 - r0, firstRow: r0, height: h, width: w,
                                     outputRows: oy0, oy1, output: a.depthwiseBand.pointer)
+                // A residual block keeps its size and channels, so its input rows line up with the output's.
                 let first = oy0 * ow
                 b.project.run(input: a.depthwiseBand.pointer, pixels: (oy1 - oy0) * ow,
-                              residual: b.residual ? inImage + first * cout : nil, output: outImage + first * cout)
+                              residual: residualInput.map { $0 + img * oh * ow * cout + first * cout }, output: outImage + first * cout)
                 oy0 = oy1
             }
         }
