@@ -264,7 +264,7 @@ struct WaterCommand: AsyncParsableCommand {
     )
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Log a drink of water in millilitres.")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Log a drink of water in millilitres.")
         @OptionGroup var store: StoreOptions
         @Argument(help: ArgumentHelp("Millilitres.", valueName: "ml")) var milliliters: Double
         @Option(help: ArgumentHelp("When: HH:MM today, 'YYYY-MM-DD HH:MM' or ISO 8601 (default now).", valueName: "time"))
@@ -295,7 +295,7 @@ struct WaterCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the water logs of a day.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the water logs of a day.")
         @OptionGroup var store: StoreOptions
         @Option(help: ArgumentHelp("The local day (YYYY-MM-DD, today, yesterday).", valueName: "day")) var date = "today"
         @Flag(help: "Print the logs as JSON.") var json = false
@@ -314,7 +314,7 @@ struct WaterCommand: AsyncParsableCommand {
     }
 
     struct Edit: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Correct a water log's amount or time (ID from `water list`).")
+        static let configuration = CommandConfiguration(commandName: "edit", abstract: "Correct a water log's amount or time (ID from `water list`).")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The log's id or its first 6+ characters.") var id: String
         @Option(help: ArgumentHelp("The right amount.", valueName: "ml")) var ml: Double?
@@ -345,7 +345,7 @@ struct WaterCommand: AsyncParsableCommand {
     }
 
     struct Delete: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a water log (ID from `water list`).")
+        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a water log (ID from `water list`).")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The log's id or its first 6+ characters.") var id: String
 
@@ -370,7 +370,7 @@ struct WeightCommand: AsyncParsableCommand {
     )
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Log a weight in kilograms.")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Log a weight in kilograms.")
         @OptionGroup var store: StoreOptions
         @Argument(help: ArgumentHelp("Kilograms.", valueName: "kg")) var kilograms: Double
         @Option(help: ArgumentHelp("When: HH:MM today, 'YYYY-MM-DD HH:MM' or ISO 8601 (default now).", valueName: "time"))
@@ -400,7 +400,7 @@ struct WeightCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List every weight log, oldest first, with the change.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List every weight log, oldest first, with the change.")
         @OptionGroup var store: StoreOptions
         @Flag(help: "Print the logs as JSON.") var json = false
 
@@ -423,7 +423,7 @@ struct WeightCommand: AsyncParsableCommand {
     }
 
     struct Edit: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Correct a weight log's value or time (ID from `weight list`).")
+        static let configuration = CommandConfiguration(commandName: "edit", abstract: "Correct a weight log's value or time (ID from `weight list`).")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The log's id or its first 6+ characters.") var id: String
         @Option(help: ArgumentHelp("The right weight.", valueName: "kg")) var kg: Double?
@@ -451,7 +451,7 @@ struct WeightCommand: AsyncParsableCommand {
     }
 
     struct Delete: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a weight log (ID from `weight list`).")
+        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a weight log (ID from `weight list`).")
         @OptionGroup var store: StoreOptions
         @Argument(help: "The log's id or its first 6+ characters.") var id: String
 
@@ -477,7 +477,7 @@ struct GoalsCommand: AsyncParsableCommand {
     )
 
     struct Set: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change the goals you give; the others stay (0 clears one).")
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Change the goals you give; the others stay (0 clears one).")
         @OptionGroup var store: StoreOptions
         @Option(help: ArgumentHelp("Daily energy goal.", valueName: "kcal")) var kcal: Double?
         @Option(help: ArgumentHelp("Daily protein in grams.", valueName: "g")) var protein: Double?
@@ -518,7 +518,7 @@ struct GoalsCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the goals and the achievements unlocked so far.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the goals and the achievements unlocked so far.")
         @OptionGroup var store: StoreOptions
         @Flag(help: "Print the goals as JSON.") var json = false
 

@@ -25,6 +25,7 @@ struct MealCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List meals (all, one day, or a range of days), oldest first.",
             discussion: """
             Examples:
@@ -70,6 +71,7 @@ struct MealCommand: AsyncParsableCommand {
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Show one meal: its foods with grams and nutrients, totals, tags and photos.",
             discussion: "Example:\n  foodmoment meal show 3F2A9C1B --json"
         )
@@ -89,6 +91,7 @@ struct MealCommand: AsyncParsableCommand {
 
     struct Edit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "edit",
             abstract: "Change a meal's type, time, title or foods; totals, title and tags are recomputed.",
             discussion: """
             Food numbers are those `meal show` prints before the edit. Grams are applied first, then deletions, then added foods. An added food is looked up in the nutrition database (name or recognition label); without `=GRAMS` it gets the label's default portion, else 100 g.
@@ -162,6 +165,7 @@ struct MealCommand: AsyncParsableCommand {
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Log a meal by hand (no photo): foods by name with grams.",
             discussion: """
             Foods are looked up in the nutrition database (name or recognition label); without `=GRAMS` a food gets the label's default portion, else 100 g. The type follows the meal windows unless --type is given.
@@ -209,6 +213,7 @@ struct MealCommand: AsyncParsableCommand {
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "delete",
             abstract: "Delete a meal with its foods (its photos may then be logged again).",
             discussion: "Example:\n  foodmoment meal delete 3F2A9C1B"
         )

@@ -93,6 +93,7 @@ struct NutritionDBCommand: AsyncParsableCommand {
 
     struct Bench: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "bench",
             abstract: "Time loading the database and a set of searches (build with -c release for real figures).",
             discussion: """
             Examples:
