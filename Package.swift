@@ -154,6 +154,7 @@ let package = Package(
             dependencies: ["BatchStore", "FoodMoment", "FoodRecognition", "MealStore", "FoodCore", "Nutrition", "ImageCodecs", "FoodMomentTestSupport", "foodmoment"],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "CLITests", dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "FoodMomentTestSupport", "foodmoment"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "FoodMomentTestSupport", "foodmoment",
+                                               .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: swiftSettings),
     ]
 )

@@ -40,6 +40,7 @@ struct NutritionDBCommand: AsyncParsableCommand {
 
     struct Build: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "build",
             abstract: "Compile the USDA and Open Food Facts tables into nutrition-db/nutrition.fmdb.",
             discussion: """
             Reproducible: the same input tables give a byte-identical file.
