@@ -328,6 +328,8 @@ public final class BatchRunner: @unchecked Sendable {
     let refine: (@Sendable ([AnalyzedPhoto]) async -> [PhotoResult])?
     /// Runs for every successful result of a chunk, on all workers at once (annotated pictures).
     public var output: (@Sendable (AnalyzedPhoto) -> Result<String, PhotoError>)?
+    /// The first photo, read and decoded while the caller loaded the model (`EarlyDecode`); used when it is `paths[0]`.
+    public var firstPhoto: Background<EarlyDecode>?
 
     /// `analyzers` empty = decode only (nothing is journaled then). `refine` (stage 2) runs on each chunk's new
     /// results before they are journaled; a photo whose refinement failed is not journaled, so a re-run retries it.
@@ -358,8 +360,9 @@ public final class BatchRunner: @unchecked Sendable {
         while chunkStart < paths.count, !shouldStop() {
             let chunk = Array(paths[chunkStart..<min(paths.count, chunkStart + chunkSize)])
             let slots = ChunkSlots<(PhotoResult, Origin, Date, [UInt8]?)>(count: chunk.count)
+            let early = chunkStart == 0 ? firstPhoto : nil
             Self.forEach(chunk.count, workers: workers) { i, w in
-                var value = process(path: chunk[i], worker: w)
+                var value = process(path: chunk[i], worker: w, early: i == 0 ? early?.value : nil)
                 if !keepBytes { value.3 = nil }
                 slots.set(i, value)
                 onDone(chunk[i])
@@ -420,13 +423,18 @@ public final class BatchRunner: @unchecked Sendable {
         return summary
     }
 
-    /// One photo: read + hash, the journal's answer when it has one, else decode (+ recognise + nutrition).
-    func process(path: String, worker: Int) -> (PhotoResult, Origin, Date, [UInt8]?) {
-        let start = ContinuousClock.now
+    /// One photo: read + hash, the journal's answer when it has one, else decode (+ recognise + nutrition). `early`:
+    /// this photo already read and decoded (used only when its path is `path`).
+    func process(path: String, worker: Int, early: EarlyDecode? = nil) -> (PhotoResult, Origin, Date, [UInt8]?) {
+        let early = early?.path == path ? early : nil
+        // The timings count the early read and decode, not the wait for the model that followed them.
+        let start = ContinuousClock.now - (early?.elapsed ?? .zero)
         let file: PhotoFile
-        do {
-            file = try PhotoFile.read(atPath: path, maxBytes: decoder.options.maxFileBytes)
-        } catch {
+        switch early?.file ?? Result(catching: { () throws(ImageCodecError) in
+            try PhotoFile.read(atPath: path, maxBytes: decoder.options.maxFileBytes)
+        }) {
+        case .success(let read): file = read
+        case .failure(let error):
             return (PhotoResult(file: path, error: PhotoError(error)), .analysed, Date(timeIntervalSince1970: 0), nil)
         }
         if let journal, !options.force,
@@ -436,15 +444,43 @@ public final class BatchRunner: @unchecked Sendable {
             return (cached, .journal, file.modified, file.bytes)
         }
         if worker < analyzers.count {
-            return (analyzers[worker].analyze(file, start: start), .analysed, file.modified, file.bytes)
+            let analyzer = analyzers[worker]
+            let result = early.map { analyzer.analyze(file, decoded: $0.decoded, start: start) } ?? analyzer.analyze(file, start: start)
+            return (result, .analysed, file.modified, file.bytes)
         }
         var result: PhotoResult
-        switch decoder.decode(file, start: start) {
+        switch early?.decoded ?? decoder.decode(file, start: start) {
         case .success(let (_, summary)): result = PhotoResult(file: path, decode: summary)
         case .failure(let error): result = PhotoResult(file: path, error: error)
         }
         result.photoHash = file.sha256
         return (result, .analysed, file.modified, file.bytes)
+    }
+}
+
+/// A batch's first photo read, hashed and decoded on a thread of its own while the command loads the model and the
+/// nutrition tables: for a one-photo `analyze` that decode is a sixth of the run, and the second core is otherwise idle
+/// then. The photo's result is the same as when the batch reads it; only the wall time differs.
+public struct EarlyDecode: Sendable {
+    public let path: String
+    let file: Result<PhotoFile, ImageCodecError>
+    /// `decoder.decode(file)`'s answer (a failed read has none: the batch reports the read's error).
+    let decoded: Result<(DecodedImage, DecodeSummary), PhotoError>
+    /// From the start of the read to the end of the decode.
+    let elapsed: Duration
+
+    public init(path: String, decoder: PhotoDecoder) {
+        let start = ContinuousClock.now
+        self.path = path
+        do throws(ImageCodecError) {
+            let file = try PhotoFile.read(atPath: path, maxBytes: decoder.options.maxFileBytes)
+            self.file = .success(file)
+            decoded = decoder.decode(file, start: start)
+        } catch {
+            file = .failure(error)
+            decoded = .failure(PhotoError(error))
+        }
+        elapsed = ContinuousClock.now - start
     }
 }
 

@@ -153,8 +153,15 @@ public final class MealAnalyzer: @unchecked Sendable {
 
     /// Decode → recognise → nutrition for a file already read and hashed.
     public func analyze(_ file: PhotoFile, start: ContinuousClock.Instant = .now) -> PhotoResult {
+        analyze(file, decoded: decoder.decode(file, start: start), start: start)
+    }
+
+    /// Recognise → nutrition for a file already decoded (`decoded` is `decoder.decode(file)`'s answer; `start` the
+    /// instant the reading began, for the `total` timing).
+    public func analyze(_ file: PhotoFile, decoded: Result<(DecodedImage, DecodeSummary), PhotoError>,
+                        start: ContinuousClock.Instant) -> PhotoResult {
         let path = file.path
-        switch decoder.decode(file, start: start) {
+        switch decoded {
         case .failure(let error):
             var result = PhotoResult(file: path, error: error)
             result.photoHash = file.sha256

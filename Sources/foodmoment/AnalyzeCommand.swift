@@ -168,6 +168,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
         let decoder = PhotoDecoder(options: DecodeOptions(
             minShortSide: decodeSize > 0 ? decodeSize : nil, maxPixels: maxPixels, maxFileBytes: maxFileBytes,
             acceptDamagedData: acceptDamaged, timeBudget: .milliseconds(Int64(timeBudget * 1000))))
+        // The first photo is read and decoded on the other core while this thread loads the tables and the model.
+        let firstPhoto = decodeOnly || photos.isEmpty ? nil : Background(name: "first-photo") { [path = photos[0]] in
+            EarlyDecode(path: path, decoder: decoder)
+        }
         var analyzers: [MealAnalyzer] = []
         let workers = max(1, min(threads, photos.count))
         let modelsDir = models ?? ResourceLocator.modelsDirectory()
@@ -218,6 +222,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         let runner = BatchRunner(analyzers: analyzers, decoder: decoder, journal: journal,
                                  options: .init(settings: settings, force: force, log: log, givenTime: try givenTime()),
                                  refine: refineStage)
+        runner.firstPhoto = firstPhoto
         if let annotate {
             let writer = try AnnotationWriter(directory: annotate)
             runner.output = { writer.write($0) }

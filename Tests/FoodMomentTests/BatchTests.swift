@@ -2,6 +2,7 @@ import FoodCore
 import FoodMomentTestSupport
 import Foundation
 import ImageCodecs
+import Nutrition
 @testable import FoodMoment
 import FoodRecognition
 import FoodVision
@@ -171,6 +172,45 @@ import Testing
         var n = 0
         let summary = await runner.run(paths: paths, workers: 2, onItem: { _ in n += 1 }, shouldStop: { n >= 4 })
         #expect(summary.files == 4)
+    }
+
+    /// `analyze` reads and decodes its first photo while the model loads: the batch then gives the same results as when
+    /// it reads the photo itself, and an early decode of another path than the batch's first is not used.
+    @Test func anEarlyDecodedFirstPhotoGivesTheSameResults() async throws {
+        let recognizer = try #require(bundledRecognizer)
+        let db = try NutritionDatabase.load(directory: URL(fileURLWithPath: TestPaths.repoRoot + "/nutrition-db"))
+        let analyzer = MealAnalyzer(decoder: PhotoDecoder(), recognizer: recognizer, nutrition: db)
+        let dir = TestPaths.makeTempDirectory("early")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let apple = TestPaths.repoRoot + "/samples/apple.jpg", banana = TestPaths.repoRoot + "/samples/banana.jpg"
+        let truncated = dir + "/truncated.jpg"
+        try Data(TestPaths.read(apple).prefix(2000)).write(to: URL(fileURLWithPath: truncated))
+        func results(_ paths: [String], early: String?, analyzers: [MealAnalyzer]) async -> [PhotoResult] {
+            let runner = BatchRunner(analyzers: analyzers, decoder: analyzer.decoder, journal: nil,
+                                     options: .init(settings: "t", chunkPerWorker: 1))
+            runner.firstPhoto = early.map { path in Background(name: "first-photo") { EarlyDecode(path: path, decoder: analyzer.decoder) } }
+            var out: [PhotoResult] = []
+            _ = await runner.run(paths: paths, workers: 1, onItem: { item in
+                var r = item.result
+                r.timings = nil
+                r.decode?.decodeMilliseconds = 0
+                out.append(r)
+            })
+            return out
+        }
+        for paths in [[apple, banana], [truncated, apple], [dir + "/missing.jpg", banana]] {
+            for analyzers in [[analyzer], []] {
+                let plain = await results(paths, early: nil, analyzers: analyzers)
+                #expect(await results(paths, early: paths[0], analyzers: analyzers) == plain, "\(paths) \(analyzers.count)")
+                #expect(await results(paths, early: paths[1], analyzers: analyzers) == plain, "\(paths) \(analyzers.count)")
+            }
+        }
+        let plain = await results([apple, banana], early: nil, analyzers: [analyzer])
+        #expect(plain.map(\.foods?.first?.food.label) == ["apple", "banana"])
+        #expect(plain.map(\.succeeded) == [true, true])
+        let failed = await results([truncated, dir + "/missing.jpg"], early: truncated, analyzers: [analyzer])
+        #expect(failed.map(\.succeeded) == [false, false])
+        #expect(failed.first?.error?.kind != nil)
     }
 
     @Test func settingsKeyChangesWithDecodeOptions() {
