@@ -464,7 +464,7 @@ public final class BatchRunner: @unchecked Sendable {
 public struct EarlyDecode: Sendable {
     public let path: String
     let file: Result<PhotoFile, ImageCodecError>
-    /// `decoder.decode(file)`'s answer (a failed read has none: the batch reports the read's error).
+    /// `decoder.decode(file)`'s answer; after a failed read, that read's error (the batch reports it from `file`).
     let decoded: Result<(DecodedImage, DecodeSummary), PhotoError>
     /// From the start of the read to the end of the decode.
     let elapsed: Duration
