@@ -211,6 +211,18 @@ import Testing
         let failed = await results([truncated, dir + "/missing.jpg"], early: truncated, analyzers: [analyzer])
         #expect(failed.map(\.succeeded) == [false, false])
         #expect(failed.first?.error?.kind != nil)
+
+        // The batch does use the early decode: the file is replaced after it, and the answer is the early one's.
+        let swapped = dir + "/swapped.jpg"
+        try Data(TestPaths.read(apple)).write(to: URL(fileURLWithPath: swapped))
+        let early = Background(name: "first-photo") { EarlyDecode(path: swapped, decoder: analyzer.decoder) }
+        _ = early.value
+        try Data(TestPaths.read(banana)).write(to: URL(fileURLWithPath: swapped))
+        let runner = BatchRunner(analyzers: [analyzer], decoder: analyzer.decoder, journal: nil, options: .init(settings: "t"))
+        runner.firstPhoto = early
+        var labels: [String?] = []
+        _ = await runner.run(paths: [swapped, banana], workers: 1, onItem: { labels.append($0.result.foods?.first?.food.label) })
+        #expect(labels == ["apple", "banana"])
     }
 
     @Test func settingsKeyChangesWithDecodeOptions() {
