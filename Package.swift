@@ -66,6 +66,8 @@ let package = Package(
         // C: glibc's malloc settings (mallopt, from <malloc.h>, which Swift's Glibc module does not import); only
         // executables call it.
         .target(name: "CAllocator"),
+        // C: gzip files through zlib for the packed nutrition tables; refuses non-gzip input and caps the output.
+        .target(name: "CGzip", cSettings: optimize ? [.unsafeFlags(["-O2"])] : [], linkerSettings: [.linkedLibrary("z")]),
         .target(name: "FoodCore", dependencies: ["CDigest"], swiftSettings: checkedSettings),
         // C: the CNN's reduced-precision GEMM (AVX-512 BF16 intrinsics, chosen at run time from CPUID), which Swift
         // cannot emit.
@@ -74,7 +76,7 @@ let package = Package(
         .target(name: "CurlTransport", dependencies: ["CCurlShims", "FoodCore"], swiftSettings: swiftSettings),
         .target(name: "ImageCodecs", dependencies: ["CImageShims", "FoodCore"], swiftSettings: numericSettings),
         .target(name: "FoodVision", dependencies: ["FoodCore", "CKernels"], swiftSettings: numericSettings),
-        .target(name: "Nutrition", dependencies: ["FoodCore"], swiftSettings: checkedSettings),
+        .target(name: "Nutrition", dependencies: ["FoodCore", "CGzip"], swiftSettings: checkedSettings),
         .target(name: "Barcodes", dependencies: ["FoodCore"], swiftSettings: numericSettings),
         // Drawing, text from a committed glyph atlas, annotated photos and the HTML report.
         // The glyph atlas file as static data (C23 #embed: instant to compile, unlike a Swift byte-array literal).

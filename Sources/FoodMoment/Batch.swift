@@ -523,7 +523,7 @@ public enum BatchSettings {
         }
         let learned = FileManager.default.contents(atPath: userDataDirectory + "/learned-foods.json").map { [UInt8]($0) } ?? []
         material += ";learned=\(ContentDigest.sha256Hex(learned))"
-        for file in ["nutrition.fmdb", "labels.json"] {
+        for file in ["nutrition.fmdb", "nutrition.fmdb.gz", "labels.json"] {
             let attributes = try? FileManager.default.attributesOfItem(atPath: nutritionDirectory + "/" + file)
             let size = (attributes?[.size] as? NSNumber)?.intValue ?? -1
             let time = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0

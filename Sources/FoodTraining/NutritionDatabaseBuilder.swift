@@ -27,23 +27,37 @@ public struct NutritionDatabaseBuilder: Sendable {
         public var postings = 0
         public var zhPairs = 0
         public var bytes = 0
+        /// Size of the packed file written (`nutrition.fmdb.gz`).
+        public var packedBytes = 0
     }
 
     public let sourceDirectory: URL
 
     public init(sourceDirectory: URL) { self.sourceDirectory = sourceDirectory }
 
-    /// Builds and writes `nutrition.fmdb` into `outputDirectory` (created if needed).
+    /// Builds `nutrition.fmdb` and writes it packed, as the package ships it, to `nutrition.fmdb.gz` in
+    /// `outputDirectory` (created if needed). A plain `nutrition.fmdb` there is removed: it would be loaded instead.
     @discardableResult
     public func write(to outputDirectory: URL) throws(NutritionError) -> Report {
-        let (bytes, report) = try build()
-        let out = outputDirectory.appendingPathComponent(Format.fileName)
+        var (bytes, report) = try build()
+        let out = outputDirectory.appendingPathComponent(Format.packedFileName)
+        let plain = outputDirectory.appendingPathComponent(Format.fileName)
+        let partial = outputDirectory.appendingPathComponent(".\(Format.packedFileName).partial")
         do {
             try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
-            try Data(bytes).write(to: out, options: .atomic)
         } catch {
+            throw .outputUnwritable(path: outputDirectory.path, reason: "\(error)")
+        }
+        try PackedTables.write(bytes, to: partial)
+        do {
+            if FileManager.default.fileExists(atPath: plain.path) { try FileManager.default.removeItem(at: plain) }
+            if FileManager.default.fileExists(atPath: out.path) { try FileManager.default.removeItem(at: out) }
+            try FileManager.default.moveItem(at: partial, to: out)
+        } catch {
+            try? FileManager.default.removeItem(at: partial)
             throw .outputUnwritable(path: out.path, reason: "\(error)")
         }
+        report.packedBytes = PackedTables.fileSize(out.path) ?? 0
         return report
     }
 

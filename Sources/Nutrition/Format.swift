@@ -26,6 +26,8 @@ package enum Format {
     package static let magic: [UInt8] = Array("FMNUTDB1".utf8)
     package static let version: UInt32 = 1
     package static let fileName = "nutrition.fmdb"
+    /// The same file gzip-compressed, as the package ships it (`PackedTables`).
+    package static let packedFileName = "nutrition.fmdb.gz"
     package static let labelsFileName = "labels.json"
     package static let headerSize = 80
     package static let sectionCount = 8

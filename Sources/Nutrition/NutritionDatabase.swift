@@ -10,7 +10,7 @@ public final class NutritionDatabase: Sendable {
     /// Every label of labels.json, keyed by label.
     public let labels: [String: FoodLabel]
 
-    /// The file, memory-mapped read-only (pages load on first touch).
+    /// The file, memory-mapped read-only (pages load on first touch); in memory when a packed file was inflated here.
     let bytes: Data
     let sections: [(offset: Int, count: Int)]
     /// Folded English names and aliases of labels → label.
@@ -38,23 +38,57 @@ public final class NutritionDatabase: Sendable {
         labelAliases = aliases
     }
 
-    /// Loads `nutrition.fmdb` and `labels.json` from `directory`.
-    public static func load(directory: URL) throws(NutritionError) -> NutritionDatabase {
+    /// Loads `nutrition.fmdb` and `labels.json` from `directory`; where there is only the packed
+    /// `nutrition.fmdb.gz` (as the package ships it), its unpacked copy in `cacheDirectory` (default:
+    /// `defaultCacheDirectory()`), made on first use. A plain `nutrition.fmdb` wins over a packed one beside it.
+    public static func load(directory: URL, cacheDirectory: URL? = nil) throws(NutritionError) -> NutritionDatabase {
         let file = directory.appendingPathComponent(Format.fileName)
-        guard FileManager.default.fileExists(atPath: file.path) else { throw .databaseMissing(path: file.path) }
+        let packed = directory.appendingPathComponent(Format.packedFileName)
+        let bytes: Data, sections: [(Int, Int)]
+        if FileManager.default.fileExists(atPath: file.path) {
+            bytes = try readPlain(file)
+            sections = try validate(bytes, path: file.path)
+        } else if FileManager.default.fileExists(atPath: packed.path) {
+            let cache = cacheDirectory ?? defaultCacheDirectory()
+            let first = try PackedTables.bytes(of: packed, cacheDirectory: cache)
+            do {
+                (bytes, sections) = (first.bytes, try validate(first.bytes, path: packed.path))
+            } catch where first.fromCache {
+                // The cached copy was damaged after it was written; inflate again and replace it.
+                let fresh = try PackedTables.bytes(of: packed, cacheDirectory: cache, useCache: false)
+                (bytes, sections) = (fresh.bytes, try validate(fresh.bytes, path: packed.path))
+            }
+        } else {
+            throw .databaseMissing(path: file.path)
+        }
+        let labels = try FoodLabel.load(from: directory.appendingPathComponent(Format.labelsFileName))
+        return NutritionDatabase(directory: directory, bytes: bytes, sections: sections, labels: labels)
+    }
+
+    private static func readPlain(_ file: URL) throws(NutritionError) -> Data {
         // Checked before reading: Foundation's mapped read of an empty file leaks its 4 KiB buffer (found by the
         // nutrition-db fuzz target), and a file shorter than the header cannot be a database anyway.
-        let size = ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.intValue ?? 0
+        let size = PackedTables.fileSize(file.path) ?? 0
         guard size >= Format.headerSize else {
             throw .databaseCorrupt(path: file.path, reason: "the file is \(size) bytes, shorter than the \(Format.headerSize)-byte header (truncated?)")
         }
-        let bytes: Data
-        do { bytes = try Data(contentsOf: file, options: .alwaysMapped) } catch {
+        do { return try Data(contentsOf: file, options: .alwaysMapped) } catch {
             throw .databaseCorrupt(path: file.path, reason: "unreadable: \(error.localizedDescription)")
         }
-        let sections = try validate(bytes, path: file.path)
-        let labels = try FoodLabel.load(from: directory.appendingPathComponent(Format.labelsFileName))
-        return NutritionDatabase(directory: directory, bytes: bytes, sections: sections, labels: labels)
+    }
+
+    /// Where packed tables are unpacked: `$XDG_CACHE_HOME/foodmoment`, else `~/.cache/foodmoment`, else a
+    /// `foodmoment-cache` folder in the temporary directory. Every copy is named by its content, so processes and
+    /// versions can share the folder, and deleting it only costs the next run an unpack (about a fifth of a second).
+    public static func defaultCacheDirectory() -> URL {
+        let env = ProcessInfo.processInfo.environment
+        if let xdg = env["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("foodmoment")
+        }
+        if let home = env["HOME"], home.hasPrefix("/") {
+            return URL(fileURLWithPath: home).appendingPathComponent(".cache/foodmoment")
+        }
+        return URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("foodmoment-cache")
     }
 
     /// The directory to use when the caller gives none: `$FOODMOMENT_NUTRITION_DB`, else a `nutrition-db`
@@ -67,7 +101,9 @@ public final class NutritionDatabase: Sendable {
         var dir = URL(fileURLWithPath: executablePath).resolvingSymlinksInPath().deletingLastPathComponent()
         for _ in 0..<6 {
             let candidate = dir.appendingPathComponent("nutrition-db")
-            if FileManager.default.fileExists(atPath: candidate.appendingPathComponent(Format.fileName).path) { return candidate }
+            if [Format.fileName, Format.packedFileName].contains(where: {
+                FileManager.default.fileExists(atPath: candidate.appendingPathComponent($0).path)
+            }) { return candidate }
             let parent = dir.deletingLastPathComponent()
             if parent.path == dir.path { break }
             dir = parent

@@ -30,7 +30,7 @@ public enum NutritionError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .outputUnwritable(path, reason):
             "cannot write \(path): \(reason) (check the --out directory exists and is writable)"
         case let .databaseMissing(path):
-            "nutrition database not found at \(path) (pass --db DIR, set FOODMOMENT_NUTRITION_DB, or run `foodmoment dev nutrition-db build`)"
+            "nutrition database not found at \(path) or \(path).gz (pass --nutrition-db DIR, set FOODMOMENT_NUTRITION_DB, or run `foodmoment dev nutrition-db build`)"
         case let .databaseCorrupt(path, reason):
             "nutrition database \(path) is damaged or of another version: \(reason) (rebuild it with `foodmoment dev nutrition-db build`)"
         case let .labelsInvalid(path, reason):

@@ -41,9 +41,10 @@ struct NutritionDBCommand: AsyncParsableCommand {
     struct Build: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "build",
-            abstract: "Compile the USDA and Open Food Facts tables into nutrition-db/nutrition.fmdb.",
+            abstract: "Compile the USDA and Open Food Facts tables into nutrition-db/nutrition.fmdb.gz.",
             discussion: """
-            Reproducible: the same input tables give a byte-identical file.
+            Reproducible: the same input tables give byte-identical tables. They are written gzip-compressed, as the \
+            package ships them; the first run that loads them unpacks them once into ~/.cache/foodmoment.
 
             Examples:
               foodmoment dev nutrition-db build --from ../shared/data/nutrition --out nutrition-db
@@ -81,7 +82,7 @@ struct NutritionDBCommand: AsyncParsableCommand {
                 try printJSON(report)
             } else {
                 print("""
-                wrote \(out)/nutrition.fmdb: \(report.bytes) bytes in \(String(format: "%.1f", seconds)) s
+                wrote \(out)/nutrition.fmdb.gz: \(report.packedBytes) bytes (\(report.bytes) unpacked) in \(String(format: "%.1f", seconds)) s
                 USDA: \(report.srLegacyFoods) SR Legacy, \(report.foundationFoods) Foundation (\(report.foundationAtwaterEnergy) with Atwater energy, \(report.foundationNoEnergy) without energy), \(report.fnddsFoods) FNDDS; \(report.portions) portions
                 Open Food Facts: \(report.offRowsRead) rows read; kept \(report.products) products (\(report.productsEnergyFromMacros) with energy estimated from macros)
                   rejected: \(report.offRejectedBarcode) barcode, \(report.offRejectedName) name, \(report.offRejectedIncomplete) incomplete core nutrients, \(report.offRejectedImplausible) implausible; \(report.offDuplicates) replaced by a newer export

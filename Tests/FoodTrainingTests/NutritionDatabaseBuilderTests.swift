@@ -29,13 +29,19 @@ import Testing
         // One build compared with the committed file, which an earlier process built from the same inputs: equal
         // bytes show the builder is deterministic (no time, order or address dependence) and the file is not stale.
         let a = tmp.appendingPathComponent("a")
+        try FileManager.default.createDirectory(at: a, withIntermediateDirectories: true)
+        try Data("stale".utf8).write(to: a.appendingPathComponent(Format.fileName))
         let reportA = try builder.write(to: a)
-        let bytesA = try Data(contentsOf: a.appendingPathComponent(Format.fileName))
+        let bytesA = try PackedTables.unpack(a.appendingPathComponent(Format.packedFileName))
         #expect(bytesA.count == reportA.bytes)
-        let committed = try Data(contentsOf: URL(fileURLWithPath: TestPaths.repoRoot + "/nutrition-db/" + Format.fileName))
-        #expect(committed == bytesA, "nutrition-db/nutrition.fmdb is stale: rebuild with `foodmoment dev nutrition-db build`")
-        // The whole directory stays within the 40 MB budget.
+        #expect(reportA.packedBytes == PackedTables.fileSize(a.appendingPathComponent(Format.packedFileName).path))
+        let committed = try PackedTables.unpack(URL(fileURLWithPath: TestPaths.repoRoot + "/nutrition-db/" + Format.packedFileName))
+        #expect(committed == bytesA, "nutrition-db/nutrition.fmdb.gz is stale: rebuild with `foodmoment dev nutrition-db build`")
+        // The tables stay within the 40 MB budget, and the packed file under git's 25 MB check.
         #expect(bytesA.count < 40_000_000)
+        #expect(reportA.packedBytes < 25_000_000)
+        // A plain file left in the output folder would be loaded instead of the new packed one: the build removed it.
+        #expect(!FileManager.default.fileExists(atPath: a.appendingPathComponent(Format.fileName).path))
     }
 
     @Test func missingSourceIsAClearError() {
