@@ -29,6 +29,9 @@ VARIANTS = [  # (MR, lanes, NV): MR rows x NV vectors of SIMD<lanes>
 # a CPU with FMA (FOODMOMENT_TARGET_CPU); otherwise each lane is a libm fmaf call and the kernel measurement
 # never picks them. One rounding per multiply-add, so their results differ from the others in the last bits.
 FMA_VARIANTS = [(8, 16, 2), (8, 16, 1), (1, 16, 2), (1, 16, 1)] + [(r, 16, v) for r in (4, 5, 6, 7) for v in (2, 1)]
+# And of the narrower tiles (GemmKernel.tile6x16fma, tile6x8fma), for CPUs with FMA but no AVX-512 (Haswell to Zen 3):
+# there a separate multiply and add cost twice the micro-ops of one FMA, which the front end, not the FP pipes, runs out of.
+FMA_VARIANTS += [(6, 8, 2), (6, 8, 1), (1, 8, 2), (1, 8, 1), (6, 4, 2), (6, 4, 1), (1, 4, 2), (1, 4, 1)]
 # A 12 x 32 tile (24 accumulators) was tried and ran at ~40 % of the 8 x 32 tile's speed (register spills).
 
 out = []

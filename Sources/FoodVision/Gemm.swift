@@ -137,14 +137,22 @@ public enum GemmKernel: String, Sendable, CaseIterable, Codable {
     /// (`FOODMOMENT_TARGET_CPU`); in the portable build each lane becomes a libm call and it is never chosen.
     /// Rounds once per multiply-add, so its results differ from the other kernels' in the last bits.
     case tile8x32fma
+    /// `tile6x16` with fused multiply-adds, for CPUs with AVX2 and FMA but no AVX-512; rounds like `tile8x32fma`.
+    case tile6x16fma
+    /// `tile6x8` with fused multiply-adds: CPUs that split 256-bit operations in two halves (Zen 1) run 128-bit ones
+    /// as fast; rounds like `tile8x32fma`.
+    case tile6x8fma
 
     public var rows: Int {
-        switch self { case .tile8x32, .tile8x32fma: 8; case .tile6x16: 6; case .tile6x8: 6 }
+        switch self { case .tile8x32, .tile8x32fma: 8; case .tile6x16, .tile6x16fma, .tile6x8, .tile6x8fma: 6 }
     }
 
     public var columns: Int {
-        switch self { case .tile8x32, .tile8x32fma: 32; case .tile6x16: 16; case .tile6x8: 8 }
+        switch self { case .tile8x32, .tile8x32fma: 32; case .tile6x16, .tile6x16fma: 16; case .tile6x8, .tile6x8fma: 8 }
     }
+
+    /// Whether the kernel fuses each multiply-add (one rounding; last-bit differences from the others).
+    public var fused: Bool { self == .tile8x32fma || self == .tile6x16fma || self == .tile6x8fma }
 
     /// The kernel that ran a representative 1x1 convolution fastest on this machine and build, measured
     /// the first time it is asked (a few milliseconds). The multiply-then-add kernels give bit-identical
@@ -171,33 +179,50 @@ public enum GemmKernel: String, Sendable, CaseIterable, Codable {
         return 2 * Double(m) * Double(k) * Double(n) / Double(max(best, 1))
     }
 
+    /// Whether `measureFastest` tries this kernel here: the 8 x 32 tiles need AVX-512's 32 vector registers (they
+    /// spill on AVX2), and the fused ones a build for this CPU (`FOODMOMENT_CPU_TUNED`) that has FMA (elsewhere each
+    /// lane is a libm call). Measuring costs start-up time on every FP32 run, so hopeless kernels are not timed.
+    public var worthMeasuring: Bool {
+        if rows == 8, fm_cpu_has_avx512f() == 0 { return false }
+        if fused {
+            #if FOODMOMENT_CPU_TUNED
+            return fm_cpu_has_fma() != 0
+            #else
+            return false
+            #endif
+        }
+        return true
+    }
+
     private static func measureFastest() -> GemmKernel {
         // A mid-network shape (14x14 pixels, 480 -> 112 channels plus 112 -> 672).
         let m = 196, k = 240, n = 192
-        var best = GemmKernel.tile8x32
-        var bestTime = UInt64.max
         let a = FloatBuffer(count: m * k)
         for i in 0..<(m * k) { a.pointer[i] = Float(i % 13) * 0.01 }
         let c = FloatBuffer(count: m * n)
         var weights = [Float](repeating: 0, count: n * k)
         for i in weights.indices { weights[i] = Float(i % 7) * 0.02 }
+        let candidates = GemmKernel.allCases.filter(\.worthMeasuring)
         // Rounds over all kernels (not one kernel after another) so a burst of load from another process
-        // hits every kernel alike; each kernel keeps its fastest run.
-        let packed = GemmKernel.allCases.map {
+        // hits every kernel alike; each kernel keeps its fastest run. After two rounds a kernel more than a quarter
+        // slower than the best is dropped: the choice is between near-equals, and each round costs start-up time.
+        let packed = candidates.map {
             PackedGemmWeights(weightsOI: weights, bias: nil, inChannels: k, outChannels: n, kernel: $0)
         }
         var fastest = [UInt64](repeating: .max, count: packed.count)
-        for round in 0..<12 {
+        for round in 0..<8 {
+            let best = fastest.min() ?? .max
             for (i, p) in packed.enumerated() {
-                // A kernel far slower than the best after one round (FMA lanes as libm calls) is dropped.
-                if round > 0, fastest[i] > 4 * (fastest.min() ?? .max) { continue }
+                if round >= 2, fastest[i] > best / 4 * 5 { continue }
                 let t0 = monotonicNanoseconds()
                 gemm(m: m, a: a.pointer, lda: k, weights: p, c: c.pointer, ldc: n, relu6: false, residual: nil, ldr: 0)
                 fastest[i] = min(fastest[i], monotonicNanoseconds() - t0)
             }
         }
-        for (i, t) in fastest.enumerated() where t < bestTime { bestTime = t; best = GemmKernel.allCases[i] }
-        return best
+        var choice = candidates.first ?? .tile6x8
+        var bestTime = UInt64.max
+        for (i, t) in fastest.enumerated() where t < bestTime { bestTime = t; choice = candidates[i] }
+        return choice
     }
 }
 
@@ -407,6 +432,10 @@ private func runRowKernel(_ kernel: GemmKernel, half: Bool, kc: Int, a: UnsafePo
     case (.tile6x8, true): gemmMicro1x4x1(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
     case (.tile8x32fma, false): gemmMicro1x16x2fma(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
     case (.tile8x32fma, true): gemmMicro1x16x1fma(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile6x16fma, false): gemmMicro1x8x2fma(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile6x16fma, true): gemmMicro1x8x1fma(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile6x8fma, false): gemmMicro1x4x2fma(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
+    case (.tile6x8fma, true): gemmMicro1x4x1fma(kc: kc, a: a, lda: 0, b: b, c: c, ldc: 0, bias: bias, residual: residual, ldr: 0, relu6: relu6)
     }
 }
 
@@ -423,6 +452,10 @@ private func runMicroKernel(_ kernel: GemmKernel, half: Bool, kc: Int, a: Unsafe
     case (.tile6x8, true): gemmMicro6x4x1(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
     case (.tile8x32fma, false): gemmMicro8x16x2fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
     case (.tile8x32fma, true): gemmMicro8x16x1fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile6x16fma, false): gemmMicro6x8x2fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile6x16fma, true): gemmMicro6x8x1fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile6x8fma, false): gemmMicro6x4x2fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
+    case (.tile6x8fma, true): gemmMicro6x4x1fma(kc: kc, a: a, lda: lda, b: b, c: c, ldc: ldc, bias: bias, residual: residual, ldr: ldr, relu6: relu6)
     }
 }
 

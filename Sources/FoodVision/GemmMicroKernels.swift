@@ -2156,3 +2156,439 @@ func gemmMicro7x16x1fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePoi
     UnsafeMutableRawPointer(c + 6 * ldc + 0).storeBytes(of: c6_0, as: V.self)
 }
 
+/// C[6x16] = (bias or C) + A[6xkc] * Bpanel[kcx16], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro6x8x2fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD8<Float>
+    var c0_0: V, c0_1: V
+    var c1_0: V, c1_1: V
+    var c2_0: V, c2_1: V
+    var c3_0: V, c3_1: V
+    var c4_0: V, c4_1: V
+    var c5_0: V, c5_1: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        let bias1 = UnsafeRawPointer(bias + 8).loadUnaligned(as: V.self)
+        c0_0 = bias0; c0_1 = bias1
+        c1_0 = bias0; c1_1 = bias1
+        c2_0 = bias0; c2_1 = bias1
+        c3_0 = bias0; c3_1 = bias1
+        c4_0 = bias0; c4_1 = bias1
+        c5_0 = bias0; c5_1 = bias1
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self); c0_1 = UnsafeRawPointer(c + 0 * ldc + 8).loadUnaligned(as: V.self)
+        c1_0 = UnsafeRawPointer(c + 1 * ldc + 0).loadUnaligned(as: V.self); c1_1 = UnsafeRawPointer(c + 1 * ldc + 8).loadUnaligned(as: V.self)
+        c2_0 = UnsafeRawPointer(c + 2 * ldc + 0).loadUnaligned(as: V.self); c2_1 = UnsafeRawPointer(c + 2 * ldc + 8).loadUnaligned(as: V.self)
+        c3_0 = UnsafeRawPointer(c + 3 * ldc + 0).loadUnaligned(as: V.self); c3_1 = UnsafeRawPointer(c + 3 * ldc + 8).loadUnaligned(as: V.self)
+        c4_0 = UnsafeRawPointer(c + 4 * ldc + 0).loadUnaligned(as: V.self); c4_1 = UnsafeRawPointer(c + 4 * ldc + 8).loadUnaligned(as: V.self)
+        c5_0 = UnsafeRawPointer(c + 5 * ldc + 0).loadUnaligned(as: V.self); c5_1 = UnsafeRawPointer(c + 5 * ldc + 8).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    let a1 = a + 1 * lda
+    let a2 = a + 2 * lda
+    let a3 = a + 3 * lda
+    let a4 = a + 4 * lda
+    let a5 = a + 5 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let b1 = UnsafeRawPointer(bp + 8).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0.addProduct(x0, b0); c0_1.addProduct(x0, b1)
+        let x1 = V(repeating: a1[k])
+        c1_0.addProduct(x1, b0); c1_1.addProduct(x1, b1)
+        let x2 = V(repeating: a2[k])
+        c2_0.addProduct(x2, b0); c2_1.addProduct(x2, b1)
+        let x3 = V(repeating: a3[k])
+        c3_0.addProduct(x3, b0); c3_1.addProduct(x3, b1)
+        let x4 = V(repeating: a4[k])
+        c4_0.addProduct(x4, b0); c4_1.addProduct(x4, b1)
+        let x5 = V(repeating: a5[k])
+        c5_0.addProduct(x5, b0); c5_1.addProduct(x5, b1)
+        bp += 16
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self); c0_1 += UnsafeRawPointer(residual + 0 * ldr + 8).loadUnaligned(as: V.self)
+        c1_0 += UnsafeRawPointer(residual + 1 * ldr + 0).loadUnaligned(as: V.self); c1_1 += UnsafeRawPointer(residual + 1 * ldr + 8).loadUnaligned(as: V.self)
+        c2_0 += UnsafeRawPointer(residual + 2 * ldr + 0).loadUnaligned(as: V.self); c2_1 += UnsafeRawPointer(residual + 2 * ldr + 8).loadUnaligned(as: V.self)
+        c3_0 += UnsafeRawPointer(residual + 3 * ldr + 0).loadUnaligned(as: V.self); c3_1 += UnsafeRawPointer(residual + 3 * ldr + 8).loadUnaligned(as: V.self)
+        c4_0 += UnsafeRawPointer(residual + 4 * ldr + 0).loadUnaligned(as: V.self); c4_1 += UnsafeRawPointer(residual + 4 * ldr + 8).loadUnaligned(as: V.self)
+        c5_0 += UnsafeRawPointer(residual + 5 * ldr + 0).loadUnaligned(as: V.self); c5_1 += UnsafeRawPointer(residual + 5 * ldr + 8).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6); c0_1 = c0_1.replacing(with: 0, where: c0_1 .< 0).replacing(with: 6, where: c0_1 .> 6)
+        c1_0 = c1_0.replacing(with: 0, where: c1_0 .< 0).replacing(with: 6, where: c1_0 .> 6); c1_1 = c1_1.replacing(with: 0, where: c1_1 .< 0).replacing(with: 6, where: c1_1 .> 6)
+        c2_0 = c2_0.replacing(with: 0, where: c2_0 .< 0).replacing(with: 6, where: c2_0 .> 6); c2_1 = c2_1.replacing(with: 0, where: c2_1 .< 0).replacing(with: 6, where: c2_1 .> 6)
+        c3_0 = c3_0.replacing(with: 0, where: c3_0 .< 0).replacing(with: 6, where: c3_0 .> 6); c3_1 = c3_1.replacing(with: 0, where: c3_1 .< 0).replacing(with: 6, where: c3_1 .> 6)
+        c4_0 = c4_0.replacing(with: 0, where: c4_0 .< 0).replacing(with: 6, where: c4_0 .> 6); c4_1 = c4_1.replacing(with: 0, where: c4_1 .< 0).replacing(with: 6, where: c4_1 .> 6)
+        c5_0 = c5_0.replacing(with: 0, where: c5_0 .< 0).replacing(with: 6, where: c5_0 .> 6); c5_1 = c5_1.replacing(with: 0, where: c5_1 .< 0).replacing(with: 6, where: c5_1 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self); UnsafeMutableRawPointer(c + 0 * ldc + 8).storeBytes(of: c0_1, as: V.self)
+    UnsafeMutableRawPointer(c + 1 * ldc + 0).storeBytes(of: c1_0, as: V.self); UnsafeMutableRawPointer(c + 1 * ldc + 8).storeBytes(of: c1_1, as: V.self)
+    UnsafeMutableRawPointer(c + 2 * ldc + 0).storeBytes(of: c2_0, as: V.self); UnsafeMutableRawPointer(c + 2 * ldc + 8).storeBytes(of: c2_1, as: V.self)
+    UnsafeMutableRawPointer(c + 3 * ldc + 0).storeBytes(of: c3_0, as: V.self); UnsafeMutableRawPointer(c + 3 * ldc + 8).storeBytes(of: c3_1, as: V.self)
+    UnsafeMutableRawPointer(c + 4 * ldc + 0).storeBytes(of: c4_0, as: V.self); UnsafeMutableRawPointer(c + 4 * ldc + 8).storeBytes(of: c4_1, as: V.self)
+    UnsafeMutableRawPointer(c + 5 * ldc + 0).storeBytes(of: c5_0, as: V.self); UnsafeMutableRawPointer(c + 5 * ldc + 8).storeBytes(of: c5_1, as: V.self)
+}
+
+/// C[6x8] = (bias or C) + A[6xkc] * Bpanel[kcx8], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro6x8x1fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD8<Float>
+    var c0_0: V
+    var c1_0: V
+    var c2_0: V
+    var c3_0: V
+    var c4_0: V
+    var c5_0: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        c0_0 = bias0
+        c1_0 = bias0
+        c2_0 = bias0
+        c3_0 = bias0
+        c4_0 = bias0
+        c5_0 = bias0
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self)
+        c1_0 = UnsafeRawPointer(c + 1 * ldc + 0).loadUnaligned(as: V.self)
+        c2_0 = UnsafeRawPointer(c + 2 * ldc + 0).loadUnaligned(as: V.self)
+        c3_0 = UnsafeRawPointer(c + 3 * ldc + 0).loadUnaligned(as: V.self)
+        c4_0 = UnsafeRawPointer(c + 4 * ldc + 0).loadUnaligned(as: V.self)
+        c5_0 = UnsafeRawPointer(c + 5 * ldc + 0).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    let a1 = a + 1 * lda
+    let a2 = a + 2 * lda
+    let a3 = a + 3 * lda
+    let a4 = a + 4 * lda
+    let a5 = a + 5 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0.addProduct(x0, b0)
+        let x1 = V(repeating: a1[k])
+        c1_0.addProduct(x1, b0)
+        let x2 = V(repeating: a2[k])
+        c2_0.addProduct(x2, b0)
+        let x3 = V(repeating: a3[k])
+        c3_0.addProduct(x3, b0)
+        let x4 = V(repeating: a4[k])
+        c4_0.addProduct(x4, b0)
+        let x5 = V(repeating: a5[k])
+        c5_0.addProduct(x5, b0)
+        bp += 8
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self)
+        c1_0 += UnsafeRawPointer(residual + 1 * ldr + 0).loadUnaligned(as: V.self)
+        c2_0 += UnsafeRawPointer(residual + 2 * ldr + 0).loadUnaligned(as: V.self)
+        c3_0 += UnsafeRawPointer(residual + 3 * ldr + 0).loadUnaligned(as: V.self)
+        c4_0 += UnsafeRawPointer(residual + 4 * ldr + 0).loadUnaligned(as: V.self)
+        c5_0 += UnsafeRawPointer(residual + 5 * ldr + 0).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6)
+        c1_0 = c1_0.replacing(with: 0, where: c1_0 .< 0).replacing(with: 6, where: c1_0 .> 6)
+        c2_0 = c2_0.replacing(with: 0, where: c2_0 .< 0).replacing(with: 6, where: c2_0 .> 6)
+        c3_0 = c3_0.replacing(with: 0, where: c3_0 .< 0).replacing(with: 6, where: c3_0 .> 6)
+        c4_0 = c4_0.replacing(with: 0, where: c4_0 .< 0).replacing(with: 6, where: c4_0 .> 6)
+        c5_0 = c5_0.replacing(with: 0, where: c5_0 .< 0).replacing(with: 6, where: c5_0 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self)
+    UnsafeMutableRawPointer(c + 1 * ldc + 0).storeBytes(of: c1_0, as: V.self)
+    UnsafeMutableRawPointer(c + 2 * ldc + 0).storeBytes(of: c2_0, as: V.self)
+    UnsafeMutableRawPointer(c + 3 * ldc + 0).storeBytes(of: c3_0, as: V.self)
+    UnsafeMutableRawPointer(c + 4 * ldc + 0).storeBytes(of: c4_0, as: V.self)
+    UnsafeMutableRawPointer(c + 5 * ldc + 0).storeBytes(of: c5_0, as: V.self)
+}
+
+/// C[1x16] = (bias or C) + A[1xkc] * Bpanel[kcx16], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro1x8x2fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD8<Float>
+    var c0_0: V, c0_1: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        let bias1 = UnsafeRawPointer(bias + 8).loadUnaligned(as: V.self)
+        c0_0 = bias0; c0_1 = bias1
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self); c0_1 = UnsafeRawPointer(c + 0 * ldc + 8).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let b1 = UnsafeRawPointer(bp + 8).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0.addProduct(x0, b0); c0_1.addProduct(x0, b1)
+        bp += 16
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self); c0_1 += UnsafeRawPointer(residual + 0 * ldr + 8).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6); c0_1 = c0_1.replacing(with: 0, where: c0_1 .< 0).replacing(with: 6, where: c0_1 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self); UnsafeMutableRawPointer(c + 0 * ldc + 8).storeBytes(of: c0_1, as: V.self)
+}
+
+/// C[1x8] = (bias or C) + A[1xkc] * Bpanel[kcx8], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro1x8x1fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD8<Float>
+    var c0_0: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        c0_0 = bias0
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0.addProduct(x0, b0)
+        bp += 8
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self)
+}
+
+/// C[6x8] = (bias or C) + A[6xkc] * Bpanel[kcx8], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro6x4x2fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD4<Float>
+    var c0_0: V, c0_1: V
+    var c1_0: V, c1_1: V
+    var c2_0: V, c2_1: V
+    var c3_0: V, c3_1: V
+    var c4_0: V, c4_1: V
+    var c5_0: V, c5_1: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        let bias1 = UnsafeRawPointer(bias + 4).loadUnaligned(as: V.self)
+        c0_0 = bias0; c0_1 = bias1
+        c1_0 = bias0; c1_1 = bias1
+        c2_0 = bias0; c2_1 = bias1
+        c3_0 = bias0; c3_1 = bias1
+        c4_0 = bias0; c4_1 = bias1
+        c5_0 = bias0; c5_1 = bias1
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self); c0_1 = UnsafeRawPointer(c + 0 * ldc + 4).loadUnaligned(as: V.self)
+        c1_0 = UnsafeRawPointer(c + 1 * ldc + 0).loadUnaligned(as: V.self); c1_1 = UnsafeRawPointer(c + 1 * ldc + 4).loadUnaligned(as: V.self)
+        c2_0 = UnsafeRawPointer(c + 2 * ldc + 0).loadUnaligned(as: V.self); c2_1 = UnsafeRawPointer(c + 2 * ldc + 4).loadUnaligned(as: V.self)
+        c3_0 = UnsafeRawPointer(c + 3 * ldc + 0).loadUnaligned(as: V.self); c3_1 = UnsafeRawPointer(c + 3 * ldc + 4).loadUnaligned(as: V.self)
+        c4_0 = UnsafeRawPointer(c + 4 * ldc + 0).loadUnaligned(as: V.self); c4_1 = UnsafeRawPointer(c + 4 * ldc + 4).loadUnaligned(as: V.self)
+        c5_0 = UnsafeRawPointer(c + 5 * ldc + 0).loadUnaligned(as: V.self); c5_1 = UnsafeRawPointer(c + 5 * ldc + 4).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    let a1 = a + 1 * lda
+    let a2 = a + 2 * lda
+    let a3 = a + 3 * lda
+    let a4 = a + 4 * lda
+    let a5 = a + 5 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let b1 = UnsafeRawPointer(bp + 4).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0.addProduct(x0, b0); c0_1.addProduct(x0, b1)
+        let x1 = V(repeating: a1[k])
+        c1_0.addProduct(x1, b0); c1_1.addProduct(x1, b1)
+        let x2 = V(repeating: a2[k])
+        c2_0.addProduct(x2, b0); c2_1.addProduct(x2, b1)
+        let x3 = V(repeating: a3[k])
+        c3_0.addProduct(x3, b0); c3_1.addProduct(x3, b1)
+        let x4 = V(repeating: a4[k])
+        c4_0.addProduct(x4, b0); c4_1.addProduct(x4, b1)
+        let x5 = V(repeating: a5[k])
+        c5_0.addProduct(x5, b0); c5_1.addProduct(x5, b1)
+        bp += 8
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self); c0_1 += UnsafeRawPointer(residual + 0 * ldr + 4).loadUnaligned(as: V.self)
+        c1_0 += UnsafeRawPointer(residual + 1 * ldr + 0).loadUnaligned(as: V.self); c1_1 += UnsafeRawPointer(residual + 1 * ldr + 4).loadUnaligned(as: V.self)
+        c2_0 += UnsafeRawPointer(residual + 2 * ldr + 0).loadUnaligned(as: V.self); c2_1 += UnsafeRawPointer(residual + 2 * ldr + 4).loadUnaligned(as: V.self)
+        c3_0 += UnsafeRawPointer(residual + 3 * ldr + 0).loadUnaligned(as: V.self); c3_1 += UnsafeRawPointer(residual + 3 * ldr + 4).loadUnaligned(as: V.self)
+        c4_0 += UnsafeRawPointer(residual + 4 * ldr + 0).loadUnaligned(as: V.self); c4_1 += UnsafeRawPointer(residual + 4 * ldr + 4).loadUnaligned(as: V.self)
+        c5_0 += UnsafeRawPointer(residual + 5 * ldr + 0).loadUnaligned(as: V.self); c5_1 += UnsafeRawPointer(residual + 5 * ldr + 4).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6); c0_1 = c0_1.replacing(with: 0, where: c0_1 .< 0).replacing(with: 6, where: c0_1 .> 6)
+        c1_0 = c1_0.replacing(with: 0, where: c1_0 .< 0).replacing(with: 6, where: c1_0 .> 6); c1_1 = c1_1.replacing(with: 0, where: c1_1 .< 0).replacing(with: 6, where: c1_1 .> 6)
+        c2_0 = c2_0.replacing(with: 0, where: c2_0 .< 0).replacing(with: 6, where: c2_0 .> 6); c2_1 = c2_1.replacing(with: 0, where: c2_1 .< 0).replacing(with: 6, where: c2_1 .> 6)
+        c3_0 = c3_0.replacing(with: 0, where: c3_0 .< 0).replacing(with: 6, where: c3_0 .> 6); c3_1 = c3_1.replacing(with: 0, where: c3_1 .< 0).replacing(with: 6, where: c3_1 .> 6)
+        c4_0 = c4_0.replacing(with: 0, where: c4_0 .< 0).replacing(with: 6, where: c4_0 .> 6); c4_1 = c4_1.replacing(with: 0, where: c4_1 .< 0).replacing(with: 6, where: c4_1 .> 6)
+        c5_0 = c5_0.replacing(with: 0, where: c5_0 .< 0).replacing(with: 6, where: c5_0 .> 6); c5_1 = c5_1.replacing(with: 0, where: c5_1 .< 0).replacing(with: 6, where: c5_1 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self); UnsafeMutableRawPointer(c + 0 * ldc + 4).storeBytes(of: c0_1, as: V.self)
+    UnsafeMutableRawPointer(c + 1 * ldc + 0).storeBytes(of: c1_0, as: V.self); UnsafeMutableRawPointer(c + 1 * ldc + 4).storeBytes(of: c1_1, as: V.self)
+    UnsafeMutableRawPointer(c + 2 * ldc + 0).storeBytes(of: c2_0, as: V.self); UnsafeMutableRawPointer(c + 2 * ldc + 4).storeBytes(of: c2_1, as: V.self)
+    UnsafeMutableRawPointer(c + 3 * ldc + 0).storeBytes(of: c3_0, as: V.self); UnsafeMutableRawPointer(c + 3 * ldc + 4).storeBytes(of: c3_1, as: V.self)
+    UnsafeMutableRawPointer(c + 4 * ldc + 0).storeBytes(of: c4_0, as: V.self); UnsafeMutableRawPointer(c + 4 * ldc + 4).storeBytes(of: c4_1, as: V.self)
+    UnsafeMutableRawPointer(c + 5 * ldc + 0).storeBytes(of: c5_0, as: V.self); UnsafeMutableRawPointer(c + 5 * ldc + 4).storeBytes(of: c5_1, as: V.self)
+}
+
+/// C[6x4] = (bias or C) + A[6xkc] * Bpanel[kcx4], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro6x4x1fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD4<Float>
+    var c0_0: V
+    var c1_0: V
+    var c2_0: V
+    var c3_0: V
+    var c4_0: V
+    var c5_0: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        c0_0 = bias0
+        c1_0 = bias0
+        c2_0 = bias0
+        c3_0 = bias0
+        c4_0 = bias0
+        c5_0 = bias0
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self)
+        c1_0 = UnsafeRawPointer(c + 1 * ldc + 0).loadUnaligned(as: V.self)
+        c2_0 = UnsafeRawPointer(c + 2 * ldc + 0).loadUnaligned(as: V.self)
+        c3_0 = UnsafeRawPointer(c + 3 * ldc + 0).loadUnaligned(as: V.self)
+        c4_0 = UnsafeRawPointer(c + 4 * ldc + 0).loadUnaligned(as: V.self)
+        c5_0 = UnsafeRawPointer(c + 5 * ldc + 0).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    let a1 = a + 1 * lda
+    let a2 = a + 2 * lda
+    let a3 = a + 3 * lda
+    let a4 = a + 4 * lda
+    let a5 = a + 5 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0.addProduct(x0, b0)
+        let x1 = V(repeating: a1[k])
+        c1_0.addProduct(x1, b0)
+        let x2 = V(repeating: a2[k])
+        c2_0.addProduct(x2, b0)
+        let x3 = V(repeating: a3[k])
+        c3_0.addProduct(x3, b0)
+        let x4 = V(repeating: a4[k])
+        c4_0.addProduct(x4, b0)
+        let x5 = V(repeating: a5[k])
+        c5_0.addProduct(x5, b0)
+        bp += 4
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self)
+        c1_0 += UnsafeRawPointer(residual + 1 * ldr + 0).loadUnaligned(as: V.self)
+        c2_0 += UnsafeRawPointer(residual + 2 * ldr + 0).loadUnaligned(as: V.self)
+        c3_0 += UnsafeRawPointer(residual + 3 * ldr + 0).loadUnaligned(as: V.self)
+        c4_0 += UnsafeRawPointer(residual + 4 * ldr + 0).loadUnaligned(as: V.self)
+        c5_0 += UnsafeRawPointer(residual + 5 * ldr + 0).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6)
+        c1_0 = c1_0.replacing(with: 0, where: c1_0 .< 0).replacing(with: 6, where: c1_0 .> 6)
+        c2_0 = c2_0.replacing(with: 0, where: c2_0 .< 0).replacing(with: 6, where: c2_0 .> 6)
+        c3_0 = c3_0.replacing(with: 0, where: c3_0 .< 0).replacing(with: 6, where: c3_0 .> 6)
+        c4_0 = c4_0.replacing(with: 0, where: c4_0 .< 0).replacing(with: 6, where: c4_0 .> 6)
+        c5_0 = c5_0.replacing(with: 0, where: c5_0 .< 0).replacing(with: 6, where: c5_0 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self)
+    UnsafeMutableRawPointer(c + 1 * ldc + 0).storeBytes(of: c1_0, as: V.self)
+    UnsafeMutableRawPointer(c + 2 * ldc + 0).storeBytes(of: c2_0, as: V.self)
+    UnsafeMutableRawPointer(c + 3 * ldc + 0).storeBytes(of: c3_0, as: V.self)
+    UnsafeMutableRawPointer(c + 4 * ldc + 0).storeBytes(of: c4_0, as: V.self)
+    UnsafeMutableRawPointer(c + 5 * ldc + 0).storeBytes(of: c5_0, as: V.self)
+}
+
+/// C[1x8] = (bias or C) + A[1xkc] * Bpanel[kcx8], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro1x4x2fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD4<Float>
+    var c0_0: V, c0_1: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        let bias1 = UnsafeRawPointer(bias + 4).loadUnaligned(as: V.self)
+        c0_0 = bias0; c0_1 = bias1
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self); c0_1 = UnsafeRawPointer(c + 0 * ldc + 4).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let b1 = UnsafeRawPointer(bp + 4).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0.addProduct(x0, b0); c0_1.addProduct(x0, b1)
+        bp += 8
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self); c0_1 += UnsafeRawPointer(residual + 0 * ldr + 4).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6); c0_1 = c0_1.replacing(with: 0, where: c0_1 .< 0).replacing(with: 6, where: c0_1 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self); UnsafeMutableRawPointer(c + 0 * ldc + 4).storeBytes(of: c0_1, as: V.self)
+}
+
+/// C[1x4] = (bias or C) + A[1xkc] * Bpanel[kcx4], then (+ residual), then optional ReLU6.
+@inline(__always)
+func gemmMicro1x4x1fma(kc: Int, a: UnsafePointer<Float>, lda: Int, b: UnsafePointer<Float>,
+                     c: UnsafeMutablePointer<Float>, ldc: Int, bias: UnsafePointer<Float>?,
+                     residual: UnsafePointer<Float>?, ldr: Int, relu6: Bool) {
+    typealias V = SIMD4<Float>
+    var c0_0: V
+    if let bias {
+        let bias0 = UnsafeRawPointer(bias + 0).loadUnaligned(as: V.self)
+        c0_0 = bias0
+    } else {
+        c0_0 = UnsafeRawPointer(c + 0 * ldc + 0).loadUnaligned(as: V.self)
+    }
+    let a0 = a + 0 * lda
+    var bp = b
+    for k in 0..<kc {
+        let b0 = UnsafeRawPointer(bp + 0).loadUnaligned(as: V.self)
+        let x0 = V(repeating: a0[k])
+        c0_0.addProduct(x0, b0)
+        bp += 4
+    }
+    if let residual {
+        c0_0 += UnsafeRawPointer(residual + 0 * ldr + 0).loadUnaligned(as: V.self)
+    }
+    if relu6 {
+        // replacing(with:where:) vectorises; pointwiseMin/Max on SIMD types compile to scalar loops.
+        c0_0 = c0_0.replacing(with: 0, where: c0_0 .< 0).replacing(with: 6, where: c0_0 .> 6)
+    }
+    UnsafeMutableRawPointer(c + 0 * ldc + 0).storeBytes(of: c0_0, as: V.self)
+}
+

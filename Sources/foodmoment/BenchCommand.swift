@@ -23,7 +23,7 @@ struct BenchCommand: AsyncParsableCommand {
           .build/release/foodmoment dev bench --runs 100 --json
           .build/release/foodmoment dev bench --skip-onnxruntime --batch 4
 
-        FOODMOMENT_GEMM_KERNEL=tile8x32|tile8x32fma|tile6x16|tile6x8 skips the kernel measurement and uses that one.
+        FOODMOMENT_GEMM_KERNEL=tile8x32|tile8x32fma|tile6x16|tile6x16fma|tile6x8|tile6x8fma skips the kernel measurement and uses that one.
 
         Exit codes: 0 measured, 1 the model could not be loaded or this is a debug build, 2 usage error.
         """

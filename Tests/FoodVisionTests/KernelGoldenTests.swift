@@ -84,12 +84,16 @@ import Testing
         let (m, ci, co) = (45, 130, 45)
         let x = Tensor(batch: 1, height: 1, width: m, channels: ci, values: rng.floats(m * ci))
         let weights = rng.floats(co * ci), bias = rng.floats(co)
-        // The multiply-then-add kernels; tile8x32fma rounds once per multiply-add and is covered by the tolerance tests.
-        let outputs = [GemmKernel.tile8x32, .tile6x16, .tile6x8].map {
-            PointwiseConv2D(weightsOI: weights, bias: bias, inChannels: ci, outChannels: co, activation: .none, kernel: $0,
-                            precision: .fp32)(x).values
+        // The multiply-then-add kernels agree bit for bit, and so do the fused ones (one rounding per multiply-add, the
+        // same products in the same order), which differ from the first group in the last bits.
+        for group in [GemmKernel.allCases.filter { !$0.fused }, GemmKernel.allCases.filter(\.fused)] {
+            let outputs = group.map {
+                PointwiseConv2D(weightsOI: weights, bias: bias, inChannels: ci, outChannels: co, activation: .none, kernel: $0,
+                                precision: .fp32)(x).values
+            }
+            #expect(group.count == 3)
+            for (kernel, o) in zip(group, outputs).dropFirst() { #expect(o == outputs[0], "\(kernel) against \(group[0])") }
         }
-        for o in outputs.dropFirst() { #expect(o == outputs[0]) }
     }
 
     @Test func fullyConnectedMatchesNaive() {

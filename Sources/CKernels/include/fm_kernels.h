@@ -6,6 +6,12 @@
 // instructions (`vdpbf16ps`). Compiled for those instructions with a function attribute, so the portable build
 // still compiles; callers ask `fm_bf16_supported()` (CPUID, at run time) before calling a kernel.
 
+/// 1 when this CPU executes AVX-512 F (32 vector registers: what the 8 x 32 float tiles need), else 0.
+int fm_cpu_has_avx512f(void);
+
+/// 1 when this CPU executes FMA3 (fused multiply-add), else 0.
+int fm_cpu_has_fma(void);
+
 /// 1 when this CPU executes AVX-512 BF16 (and AVX-512 F/BW/VL), else 0.
 int fm_bf16_supported(void);
 
