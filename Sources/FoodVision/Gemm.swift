@@ -156,7 +156,8 @@ public enum GemmKernel: String, Sendable, CaseIterable, Codable {
 
     /// The kernel that ran a representative 1x1 convolution fastest on this machine and build, measured
     /// the first time it is asked (a few milliseconds). The multiply-then-add kernels give bit-identical
-    /// results (same products, same order); `tile8x32fma` differs in the last bits (single rounding).
+    /// results (same products, same order), and so do the fused ones among themselves; the two groups differ in the
+    /// last bits (single rounding).
     /// `FOODMOMENT_GEMM_KERNEL=<raw value>` overrides the measurement (for benchmarking one kernel).
     public static let fastest: GemmKernel = ProcessInfo.processInfo.environment["FOODMOMENT_GEMM_KERNEL"]
         .flatMap(GemmKernel.init(rawValue:)) ?? measureFastest()

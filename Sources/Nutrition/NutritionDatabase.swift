@@ -79,7 +79,7 @@ public final class NutritionDatabase: Sendable {
 
     /// Where packed tables are unpacked: `$XDG_CACHE_HOME/foodmoment`, else `~/.cache/foodmoment`, else a
     /// `foodmoment-cache` folder in the temporary directory. Every copy is named by its content, so processes and
-    /// versions can share the folder, and deleting it only costs the next run an unpack (about a fifth of a second).
+    /// versions can share the folder, and deleting it only costs the next run an unpack (a third of a second on a slow core).
     public static func defaultCacheDirectory() -> URL {
         let env = ProcessInfo.processInfo.environment
         if let xdg = env["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
