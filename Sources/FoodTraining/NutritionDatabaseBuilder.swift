@@ -1,3 +1,4 @@
+internal import FoodCore
 public import Foundation
 public import Nutrition
 
@@ -57,7 +58,7 @@ public struct NutritionDatabaseBuilder: Sendable {
             try? FileManager.default.removeItem(at: partial)
             throw .outputUnwritable(path: out.path, reason: "\(error)")
         }
-        report.packedBytes = PackedTables.fileSize(out.path) ?? 0
+        report.packedBytes = fileSize(atPath: out.path) ?? 0
         return report
     }
 

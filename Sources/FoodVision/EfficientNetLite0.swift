@@ -140,7 +140,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
             end = tensorEnd
         }
         // An empty weights file is refused unread (Foundation leaks its read buffer on empty files; see `fileSize`).
-        guard fileSize(weightsPath) > 0 else { throw .truncatedWeights(path: weightsPath, expectedBytes: end, actualBytes: 0) }
+        guard (fileSize(atPath: weightsPath) ?? 0) > 0 else { throw .truncatedWeights(path: weightsPath, expectedBytes: end, actualBytes: 0) }
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: weightsPath)) } catch {
             throw .io(path: weightsPath, reason: "cannot read (\(error.localizedDescription))")

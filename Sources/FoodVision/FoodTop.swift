@@ -164,7 +164,7 @@ public struct FoodTop: Sendable {
         }
         let weightsPath = (directory as NSString).appendingPathComponent(try checkedModelFileName(manifest.weightsFile, manifestPath: manifestPath))
         guard FileManager.default.fileExists(atPath: weightsPath) else { throw .missingFile(path: weightsPath) }
-        let data = fileSize(weightsPath) > 0 ? try readModelFile(weightsPath) : Data()
+        let data = (fileSize(atPath: weightsPath) ?? 0) > 0 ? try readModelFile(weightsPath) : Data()
         guard data.count >= manifest.bytes else {
             throw .truncatedWeights(path: weightsPath, expectedBytes: manifest.bytes, actualBytes: data.count)
         }

@@ -79,7 +79,7 @@ public struct SafetensorsFile: Sendable {
 
     public init(path: String) throws(FoodVisionError) {
         guard FileManager.default.fileExists(atPath: path) else { throw .missingFile(path: path) }
-        guard fileSize(path) >= 8 else { throw .invalidFormat(path: path, reason: "\(fileSize(path)) bytes, too short for a safetensors header") }
+        guard (fileSize(atPath: path) ?? 0) >= 8 else { throw .invalidFormat(path: path, reason: "\(fileSize(atPath: path) ?? 0) bytes, too short for a safetensors header") }
         let bytes: Data
         do { bytes = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) } catch {
             throw .io(path: path, reason: "\(error.localizedDescription)")
@@ -324,15 +324,9 @@ func checkedElementCount(_ shape: [Int], elementSize: Int = 1) -> Int? {
     return n
 }
 
-/// The size of a file, checked before reading it: Foundation's read of an empty file leaks its 4 KiB buffer (found by
-/// the food-head and model-manifest fuzz targets), so callers refuse an empty file without reading it.
-func fileSize(_ path: String) -> Int {
-    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
-}
-
-/// A JSON model file's bytes (manifest, head, matcher); an empty file is refused before it is read (see `fileSize`).
+/// A JSON model file's bytes (manifest, head, matcher); an empty file is refused before it is read (see FoodCore's `fileSize(atPath:)`).
 package func readModelFile(_ path: String) throws(FoodVisionError) -> Data {
-    guard fileSize(path) > 0 else { throw .invalidFormat(path: path, reason: "the file is empty (0 bytes)") }
+    guard (fileSize(atPath: path) ?? 0) > 0 else { throw .invalidFormat(path: path, reason: "the file is empty (0 bytes)") }
     do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
         throw .io(path: path, reason: "cannot read (\(error.localizedDescription))")
     }

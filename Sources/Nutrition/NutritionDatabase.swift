@@ -1,3 +1,4 @@
+internal import FoodCore
 public import Foundation
 
 /// The compiled nutrition tables (`nutrition.fmdb`) plus the recognition-label mapping (`labels.json`).
@@ -68,7 +69,7 @@ public final class NutritionDatabase: Sendable {
     private static func readPlain(_ file: URL) throws(NutritionError) -> Data {
         // Checked before reading: Foundation's mapped read of an empty file leaks its 4 KiB buffer (found by the
         // nutrition-db fuzz target), and a file shorter than the header cannot be a database anyway.
-        let size = PackedTables.fileSize(file.path) ?? 0
+        let size = fileSize(atPath: file.path) ?? 0
         guard size >= Format.headerSize else {
             throw .databaseCorrupt(path: file.path, reason: "the file is \(size) bytes, shorter than the \(Format.headerSize)-byte header (truncated?)")
         }

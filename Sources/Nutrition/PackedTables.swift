@@ -1,5 +1,6 @@
 internal import CGzip
-public import Foundation
+internal import FoodCore
+package import Foundation
 
 /// The tables as we ship them: `nutrition.fmdb.gz`, gzip of `nutrition.fmdb` (13 MB in git instead of 32 MB).
 ///
@@ -25,7 +26,7 @@ package enum PackedTables {
     static func bytes(of gz: URL, cacheDirectory: URL?, useCache: Bool = true) throws(NutritionError) -> (bytes: Data, fromCache: Bool) {
         let trailer = try readTrailer(gz)
         let cached = cacheDirectory?.appendingPathComponent(cacheName(trailer))
-        if useCache, let cached, fileSize(cached.path) == trailer.length,
+        if useCache, let cached, fileSize(atPath: cached.path) == trailer.length,
            let mapped = try? Data(contentsOf: cached, options: .alwaysMapped), mapped.count == trailer.length {
             return (mapped, true)
         }
@@ -35,7 +36,7 @@ package enum PackedTables {
             fm_gunzip(gz.path, out.baseAddress, out.count, &message, message.count)
         }
         guard produced >= 0 else {
-            throw .databaseCorrupt(path: gz.path, reason: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw .databaseCorrupt(path: gz.path, reason: text(of: message))
         }
         guard Int(produced) == trailer.length else {
             throw .databaseCorrupt(path: gz.path, reason: "inflates to \(produced) bytes, but its trailer says \(trailer.length) (truncated or rewritten?)")
@@ -53,7 +54,7 @@ package enum PackedTables {
         var message = [CChar](repeating: 0, count: 256)
         let status = bytes.withUnsafeBytes { fm_gzip(url.path, $0.baseAddress, $0.count, 9, &message, message.count) }
         guard status == 0 else {
-            throw .outputUnwritable(path: url.path, reason: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw .outputUnwritable(path: url.path, reason: text(of: message))
         }
     }
 
@@ -84,8 +85,9 @@ package enum PackedTables {
         return Trailer(crc: crc, length: length)
     }
 
-    package static func fileSize(_ path: String) -> Int? {
-        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue
+    /// The text a C call left in its NUL-terminated message buffer.
+    private static func text(of message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

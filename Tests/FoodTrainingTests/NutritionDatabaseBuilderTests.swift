@@ -1,3 +1,4 @@
+import FoodCore
 import FoodMomentTestSupport
 import Foundation
 @testable import FoodTraining
@@ -34,7 +35,7 @@ import Testing
         let reportA = try builder.write(to: a)
         let bytesA = try PackedTables.unpack(a.appendingPathComponent(Format.packedFileName))
         #expect(bytesA.count == reportA.bytes)
-        #expect(reportA.packedBytes == PackedTables.fileSize(a.appendingPathComponent(Format.packedFileName).path))
+        #expect(reportA.packedBytes == fileSize(atPath: a.appendingPathComponent(Format.packedFileName).path))
         let committed = try PackedTables.unpack(URL(fileURLWithPath: TestPaths.repoRoot + "/nutrition-db/" + Format.packedFileName))
         #expect(committed == bytesA, "nutrition-db/nutrition.fmdb.gz is stale: rebuild with `foodmoment dev nutrition-db build`")
         // The tables stay within the 40 MB budget, and the packed file under git's 25 MB check.

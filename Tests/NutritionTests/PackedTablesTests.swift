@@ -1,3 +1,4 @@
+import FoodCore
 import Foundation
 import Testing
 @testable import Nutrition
@@ -31,7 +32,7 @@ import Testing
     }
 
     @Test func theShippedFileIsPackedAndUnderGitsSizeCheck() throws {
-        let size = try #require(PackedTables.fileSize(Self.packed.path))
+        let size = try #require(fileSize(atPath: Self.packed.path))
         #expect(size < 25_000_000)
         // No plain copy in the package: it would be loaded instead of the packed one and go stale unnoticed.
         #expect(!FileManager.default.fileExists(atPath: Paths.nutritionDB.appendingPathComponent(Format.fileName).path))
@@ -46,7 +47,7 @@ import Testing
         let trailer = try PackedTables.readTrailer(s.packed)
         #expect(copies[0] == PackedTables.cacheName(trailer))
         let copy = s.cache.appendingPathComponent(copies[0])
-        #expect(PackedTables.fileSize(copy.path) == trailer.length)
+        #expect(fileSize(atPath: copy.path) == trailer.length)
         let written = try FileManager.default.attributesOfItem(atPath: copy.path)[.modificationDate] as? Date
 
         let second = try NutritionDatabase.load(directory: s.tables, cacheDirectory: s.cache)
