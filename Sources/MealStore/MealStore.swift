@@ -50,13 +50,28 @@ public final class MealStore: Sendable {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         do {
-            let writable = try DatabasePool(path: path, configuration: config)
-            try Schema.migrator.migrate(writable)
+            let writable = try Self.openPool(path: path, configuration: config)
+            try Schema.migrate(writable)
             pool = writable
         } catch let error as DatabaseError {
             throw MealStoreError.cannotOpen(path: path, reason: error.message ?? error.description)
         } catch {
             throw MealStoreError.cannotOpen(path: path, reason: "\(error)")
+        }
+    }
+
+    /// The first connection to a new file switches it to WAL, which needs the file to itself. Two processes opening
+    /// the same new store together (two batches started at once) can each hold a read lock while asking for that, and
+    /// SQLite answers one of them "database is locked" at once rather than let both wait forever. It is a moment's
+    /// contention, so the loser tries again, within the same 10 s a busy write waits.
+    private static func openPool(path: String, configuration: Configuration) throws -> DatabasePool {
+        let deadline = Date().addingTimeInterval(10)
+        while true {
+            do {
+                return try DatabasePool(path: path, configuration: configuration)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.01)
+            }
         }
     }
 

@@ -5,6 +5,24 @@ import GRDB
 /// Tables and their migrations. Times are integer milliseconds since 1970 (UTC), so every value survives a
 /// store → export → import → export round trip bit for bit.
 enum Schema {
+    /// Brings `writer` up to date, where other processes may be opening the same new file at the same moment (two
+    /// batches started together). GRDB's migrator reads which migrations are applied before it takes the write lock,
+    /// so two openers can both set out to run the same migration, and the later one then fails ("table meals already
+    /// exists"). A failure after which more migrations are applied than before is that race, lost to another opener
+    /// that did the work: read again and go on. A failure that changed nothing is a real error.
+    static func migrate(_ writer: any DatabaseWriter) throws {
+        let migrator = Self.migrator
+        while true {
+            let before = try writer.read { try migrator.appliedIdentifiers($0) }
+            do {
+                return try migrator.migrate(writer)
+            } catch {
+                let after = try writer.read { try migrator.appliedIdentifiers($0) }
+                guard after.isStrictSuperset(of: before) else { throw error }
+            }
+        }
+    }
+
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1: meals, foods, photos, logs, goals, achievements, journal") { db in
