@@ -62,6 +62,7 @@ let package = Package(
             name: "FoodServerTests",
             dependencies: ["FoodServer", .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "FoodMomentServices", package: core), .product(name: "JWTKit", package: "jwt-kit"),
+                           .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "_CryptoExtras", package: "swift-crypto"),
                            .product(name: "PostgresNIO", package: "postgres-nio"),
                            .product(name: "_ConnectionPoolModule", package: "postgres-nio")],

@@ -26,7 +26,10 @@ public final class AccountStore: Sendable {
     private let db: DatabaseQueue
 
     public init(path: String) throws {
-        db = try DatabaseQueue(path: path)
+        // The running server and `serve token create` share this file; either may hold its lock for a moment.
+        var configuration = GRDB.Configuration()
+        configuration.busyMode = .timeout(10)
+        db = try DatabaseQueue(path: path, configuration: configuration)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.create(table: "users") { t in
@@ -72,7 +75,18 @@ public final class AccountStore: Sendable {
                 t.primaryKey(["user_id", "key"])
             }
         }
-        try migrator.migrate(db)
+        // The migrator reads what is applied before it takes the write lock, so of two processes creating the file
+        // together one can fail on work the other just did; then more is applied than before, and it reads again.
+        while true {
+            let before = try db.read { try migrator.appliedIdentifiers($0) }
+            do {
+                try migrator.migrate(db)
+                return
+            } catch {
+                let after = try db.read { try migrator.appliedIdentifiers($0) }
+                guard after.isStrictSuperset(of: before) else { throw error }
+            }
+        }
     }
 
     /// A new personal token for `name` (the user is created on first use); the token itself is returned once.

@@ -1,5 +1,6 @@
 import FoodServer
 import Foundation
+import GRDB
 import Hummingbird
 import Logging
 import Testing
@@ -168,6 +169,25 @@ struct ServerTests {
         #expect(bytes.range(of: Data(a.token.utf8)) == nil, "the token itself must not be on disk")
         #expect(throws: AccountError.invalidUserName("bad name")) { try store.createToken(forUser: "bad name") }
         #expect(throws: AccountError.self) { try store.createToken(forUser: "") }
+    }
+
+    /// `serve token create` while the server holds the accounts file's write lock for a moment: it waits, then succeeds.
+    @Test func aTokenIsCreatedWhileAnotherProcessHoldsTheLock() throws {
+        let dir = NSTemporaryDirectory() + "foodmoment-accounts-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/accounts.sqlite"
+        _ = try AccountStore(path: path).createToken(forUser: "alice")
+        var configuration = GRDB.Configuration()
+        configuration.allowsUnsafeTransactions = true  // the lock is held across two accesses
+        let other = try DatabaseQueue(path: path, configuration: configuration)
+        try other.writeWithoutTransaction { try $0.execute(sql: "BEGIN EXCLUSIVE") }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) {
+            try? other.writeWithoutTransaction { try $0.execute(sql: "COMMIT") }
+        }
+        let store = try AccountStore(path: path)
+        let bob = try store.createToken(forUser: "bob")
+        #expect(try store.user(forToken: bob.token) == bob.user)
     }
 
     @Test func aPhotoIsAnalysedLikeTheCLIDoes() async throws {
