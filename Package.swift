@@ -151,6 +151,7 @@ let package = Package(
         .testTarget(
             name: "MealStoreTests",
             dependencies: ["MealStore", "FoodCore", "FoodMomentTestSupport", "foodmoment", .product(name: "GRDB", package: "GRDB.swift")],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

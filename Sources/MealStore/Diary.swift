@@ -173,26 +173,31 @@ extension MealStore {
         try read("read goals") { db in try Self.goals(db) }
     }
 
-    static func goals(_ db: Database) throws -> Goals {
-        guard let r = try Row.fetchOne(db, sql: "SELECT * FROM goals WHERE id = 1") else { return Goals() }
-        return Goals(dailyKcal: r["daily_kcal"], proteinG: r["protein_g"], carbsG: r["carbs_g"], fatG: r["fat_g"],
-                     waterMl: r["water_ml"], targetWeightKg: r["target_weight_kg"])
+    static func goals(_ db: Database) throws -> Goals { try goalsRow(db)?.goals ?? Goals() }
+
+    /// The goals and when they last changed; nil when they were never set.
+    static func goalsRow(_ db: Database) throws -> (goals: Goals, updatedMs: Int64)? {
+        guard let r = try Row.fetchOne(db, sql: "SELECT * FROM goals WHERE id = 1") else { return nil }
+        return (Goals(dailyKcal: r["daily_kcal"], proteinG: r["protein_g"], carbsG: r["carbs_g"], fatG: r["fat_g"],
+                      waterMl: r["water_ml"], targetWeightKg: r["target_weight_kg"]), r["updated_ms"])
     }
 
     /// Replaces the goals (nil fields are "not set").
     public func setGoals(_ g: Goals) throws {
         try DiaryRules.check(g)
-        try write("set goals") { db in try Self.setGoals(g, db) }
+        let stamp = nowMs
+        try write("set goals") { db in try Self.setGoals(g, updatedMs: stamp, db) }
     }
 
-    static func setGoals(_ g: Goals, _ db: Database) throws {
+    /// `updatedMs` is when they changed: sync's conflict rule compares it (the later goals win).
+    static func setGoals(_ g: Goals, updatedMs: Int64, _ db: Database) throws {
         try db.execute(sql: """
-            INSERT INTO goals (id, daily_kcal, protein_g, carbs_g, fat_g, water_ml, target_weight_kg)
-            VALUES (1, ?, ?, ?, ?, ?, ?)
+            INSERT INTO goals (id, daily_kcal, protein_g, carbs_g, fat_g, water_ml, target_weight_kg, updated_ms)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (id) DO UPDATE SET daily_kcal = excluded.daily_kcal, protein_g = excluded.protein_g,
               carbs_g = excluded.carbs_g, fat_g = excluded.fat_g, water_ml = excluded.water_ml,
-              target_weight_kg = excluded.target_weight_kg
-            """, arguments: [g.dailyKcal, g.proteinG, g.carbsG, g.fatG, g.waterMl, g.targetWeightKg])
+              target_weight_kg = excluded.target_weight_kg, updated_ms = excluded.updated_ms
+            """, arguments: [g.dailyKcal, g.proteinG, g.carbsG, g.fatG, g.waterMl, g.targetWeightKg, updatedMs])
     }
 
     // MARK: - Meal windows

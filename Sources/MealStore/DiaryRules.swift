@@ -65,12 +65,18 @@ public enum DiaryRules {
 
     /// Every set goal must be a positive number.
     public static func check(_ g: Goals) throws {
-        for (name, v) in [("kcal", g.dailyKcal), ("protein", g.proteinG), ("carbs", g.carbsG), ("fat", g.fatG),
-                          ("water", g.waterMl), ("target weight", g.targetWeightKg)] {
-            if let v, !(v.isFinite && v > 0) {
-                throw MealStoreError.invalidValue(field: "goal \(name)", value: "\(v)", expected: "a positive number")
+        for (_, name, v, most) in goalValues(g) {
+            if let v, !(v.isFinite && v > 0 && v <= most) {
+                throw MealStoreError.invalidValue(field: "goal \(name)", value: "\(v)", expected: "above 0 and at most \(Int(most))")
             }
         }
+    }
+
+    /// Each goal with its JSON name, its name in messages, and the most it may be (more is a typo): the one list the
+    /// CLI, the server's goals route and sync check against.
+    public static func goalValues(_ g: Goals) -> [(json: String, name: String, value: Double?, most: Double)] {
+        [("daily_kcal", "kcal", g.dailyKcal, 20_000), ("protein_g", "protein", g.proteinG, 2000), ("carbs_g", "carbs", g.carbsG, 2000),
+         ("fat_g", "fat", g.fatG, 2000), ("water_ml", "water", g.waterMl, 20_000), ("target_weight_kg", "target weight", g.targetWeightKg, 500)]
     }
 
     /// The achievements the whole diary has earned (README "Achievements"), each dated by the meal or log that earned

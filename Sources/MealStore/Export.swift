@@ -114,6 +114,8 @@ extension MealStore {
     /// achievements are matched by id; goals are set when the file has any.
     public func importDocument(_ doc: DiaryExport) throws -> ImportReport {
         for m in doc.meals { try Validate.foods(m.foods) }
+        try DiaryRules.check(doc.goals)
+        let stamp = nowMs
         return try write("import") { db in
             var report = ImportReport()
             meals: for m0 in doc.meals {
@@ -157,7 +159,7 @@ extension MealStore {
                 report.mealWindowsSet = true
             }
             if doc.goals != Goals(), try Self.goals(db) != doc.goals {
-                try Self.setGoals(doc.goals, db)
+                try Self.setGoals(doc.goals, updatedMs: stamp, db)
                 report.goalsSet = true
             }
             return report

@@ -112,22 +112,65 @@ enum Schema {
                 INSERT INTO changes (kind, entity_id, op, changed_ms) SELECT 'water', id, 'upsert', updated_ms FROM water ORDER BY time_ms, id;
                 INSERT INTO changes (kind, entity_id, op, changed_ms) SELECT 'weight', id, 'upsert', updated_ms FROM weight ORDER BY time_ms, id;
                 """)
-            for (table, kind) in [("meals", "meal"), ("water", "water"), ("weight", "weight")] {
-                let record = { (op: String, row: String, time: String) in """
-                    WHEN NOT EXISTS (SELECT 1 FROM sync_state WHERE key = 'applying') BEGIN
-                      DELETE FROM changes WHERE kind = '\(kind)' AND entity_id = \(row).id;
-                      INSERT INTO changes (kind, entity_id, op, changed_ms) VALUES ('\(kind)', \(row).id, '\(op)', \(time));
-                    END;
-                    """ }
-                let now = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
-                try db.execute(sql: """
-                    CREATE TRIGGER \(table)_inserted AFTER INSERT ON \(table) \(record("upsert", "NEW", "NEW.updated_ms"))
-                    CREATE TRIGGER \(table)_updated AFTER UPDATE ON \(table) \(record("upsert", "NEW", "NEW.updated_ms"))
-                    CREATE TRIGGER \(table)_deleted AFTER DELETE ON \(table) \(record("delete", "OLD", now))
-                    """)
+            try createChangeTriggers(db)
+        }
+        // Goals sync too: one entry per diary (id "goals"), which changes but is never deleted. `changes` is made
+        // again for its kind check (SQLite cannot alter a check), its triggers with it; goals set before this
+        // version are queued once, stamped now, so that of two devices' old goals the later-upgraded one wins.
+        m.registerMigration("v4: goals in the change log") { db in
+            let now = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+            for table in ["meals", "water", "weight"] {
+                try db.execute(sql: "DROP TRIGGER \(table)_inserted; DROP TRIGGER \(table)_updated; DROP TRIGGER \(table)_deleted")
             }
+            // AUTOINCREMENT numbers after the highest seq ever used; the copy must go on from there, or a number a
+            // client's cursor has passed could be used again.
+            let used = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'changes'") ?? 0
+            try db.execute(sql: """
+                ALTER TABLE goals ADD COLUMN updated_ms INTEGER NOT NULL DEFAULT 0;
+                UPDATE goals SET updated_ms = \(now);
+                CREATE TABLE changes_v4 (
+                  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                  kind TEXT NOT NULL CHECK (kind IN ('meal', 'water', 'weight', 'goals')),
+                  entity_id TEXT NOT NULL,
+                  op TEXT NOT NULL CHECK (op IN ('upsert', 'delete')),
+                  changed_ms INTEGER NOT NULL,
+                  UNIQUE (kind, entity_id)
+                );
+                INSERT INTO changes_v4 (seq, kind, entity_id, op, changed_ms) SELECT seq, kind, entity_id, op, changed_ms FROM changes;
+                DROP TABLE changes;
+                ALTER TABLE changes_v4 RENAME TO changes;
+                """)
+            try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = 'changes'")
+            try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('changes', max(?, COALESCE((SELECT MAX(seq) FROM changes), 0)))",
+                           arguments: [used])
+            try db.execute(sql: "INSERT INTO changes (kind, entity_id, op, changed_ms) SELECT 'goals', 'goals', 'upsert', updated_ms FROM goals")
+            try createChangeTriggers(db, goals: true)
         }
         return m
+    }
+
+    /// The triggers that record every change of a synced entry in `changes`, except while a pulled change is applied.
+    static func createChangeTriggers(_ db: Database, goals: Bool = false) throws {
+        let now = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+        func record(_ kind: String, _ op: String, _ id: String, _ time: String) -> String { """
+            WHEN NOT EXISTS (SELECT 1 FROM sync_state WHERE key = 'applying') BEGIN
+              DELETE FROM changes WHERE kind = '\(kind)' AND entity_id = \(id);
+              INSERT INTO changes (kind, entity_id, op, changed_ms) VALUES ('\(kind)', \(id), '\(op)', \(time));
+            END;
+            """ }
+        for (table, kind) in [("meals", "meal"), ("water", "water"), ("weight", "weight")] {
+            try db.execute(sql: """
+                CREATE TRIGGER \(table)_inserted AFTER INSERT ON \(table) \(record(kind, "upsert", "NEW.id", "NEW.updated_ms"))
+                CREATE TRIGGER \(table)_updated AFTER UPDATE ON \(table) \(record(kind, "upsert", "NEW.id", "NEW.updated_ms"))
+                CREATE TRIGGER \(table)_deleted AFTER DELETE ON \(table) \(record(kind, "delete", "OLD.id", now))
+                """)
+        }
+        if goals {
+            try db.execute(sql: """
+                CREATE TRIGGER goals_inserted AFTER INSERT ON goals \(record("goals", "upsert", "'goals'", "NEW.updated_ms"))
+                CREATE TRIGGER goals_updated AFTER UPDATE ON goals \(record("goals", "upsert", "'goals'", "NEW.updated_ms"))
+                """)
+        }
     }
 }
 

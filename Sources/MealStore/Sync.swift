@@ -2,9 +2,10 @@ public import FoodCore
 public import Foundation
 import GRDB
 
-/// The diary entries that sync between a device and a server.
+/// The diary entries that sync between a device and a server. `goals` is one entry per diary, its id always
+/// `SyncChange.goalsID`; it is never deleted (clearing the goals is an upsert of empty goals).
 public enum SyncKind: String, Sendable, Codable, CaseIterable {
-    case meal, water, weight
+    case meal, water, weight, goals
 }
 
 public enum SyncOperation: String, Sendable, Codable {
@@ -22,17 +23,24 @@ public struct SyncChange: Sendable, Codable, Equatable {
     public var meal: MealRecord?
     public var water: WaterLog?
     public var weight: WeightLog?
+    public var goals: Goals?
     /// The change's place in the log it was read from (the client's queue when pushed, the server's feed when pulled).
     public var seq: Int64
 
+    /// The id of the one `goals` entry of a diary.
+    public static let goalsID = "goals"
+
     public init(kind: SyncKind, id: String, op: SyncOperation, changedAt: Date, meal: MealRecord? = nil, water: WaterLog? = nil,
-                weight: WeightLog? = nil, seq: Int64 = 0) {
+                weight: WeightLog? = nil, goals: Goals? = nil, seq: Int64 = 0) {
         self.kind = kind; self.id = id; self.op = op; self.changedAt = changedAt
-        self.meal = meal; self.water = water; self.weight = weight; self.seq = seq
+        self.meal = meal; self.water = water; self.weight = weight; self.goals = goals; self.seq = seq
     }
 
+    /// Whether the change carries an entry (an upsert read from a log always does).
+    var hasEntry: Bool { meal != nil || water != nil || weight != nil || goals != nil }
+
     enum CodingKeys: String, CodingKey {
-        case kind, id, op, meal, water, weight, seq
+        case kind, id, op, meal, water, weight, goals, seq
         case changedAt = "changed_at"
     }
 }
@@ -96,9 +104,13 @@ extension DiaryRules {
         }
         let t = c.changedAt.timeIntervalSince1970
         guard t.isFinite, abs(t) < 1e12 else { throw bad("changed_at", "\(t)", "a time") }
-        let present = [c.meal != nil, c.water != nil, c.weight != nil].filter { $0 }.count
+        let present = [c.meal != nil, c.water != nil, c.weight != nil, c.goals != nil].filter { $0 }.count
+        if c.kind == .goals {
+            guard c.id == SyncChange.goalsID else { throw bad("id", c.id, "\(SyncChange.goalsID) (a diary has one set of goals)") }
+            guard c.op == .upsert else { throw bad("op", "delete", "upsert: goals are cleared by sending empty goals, not deleted") }
+        }
         if c.op == .delete {
-            guard present == 0 else { throw bad("op", "delete", "no meal, water or weight with a deletion") }
+            guard present == 0 else { throw bad("op", "delete", "no meal, water, weight or goals with a deletion") }
             return
         }
         switch c.kind {
@@ -130,6 +142,9 @@ extension DiaryRules {
             guard let w = c.weight, present == 1, w.id == c.id else { throw bad("weight", "missing", "the weight log with kind weight and the change's id") }
             _ = try DiaryRules.weight(kilograms: w.kilograms, at: w.time)
             guard abs(w.time.timeIntervalSince1970) < 1e12 else { throw bad("weight time", "\(w.time.timeIntervalSince1970)", "a time") }
+        case .goals:
+            guard let g = c.goals, present == 1 else { throw bad("goals", "missing", "the goals (fields null when not set) with kind goals") }
+            try DiaryRules.check(g)
         }
     }
 }
@@ -157,9 +172,11 @@ extension MealStore {
                         WaterLog(id: $0.id, time: $0.time, milliliters: $0.value) }
                     case .weight: c.weight = try Self.logRow(id, table: "weight", column: "kg", db).map {
                         WeightLog(id: $0.id, time: $0.time, kilograms: $0.value) }
+                    case .goals:
+                        if let row = try Self.goalsRow(db) { c.goals = row.goals; c.changedAt = Time.date(row.updatedMs) }
                     }
                     // Each write of the entry renumbers its row, so an upsert's entry exists; be safe all the same.
-                    guard c.meal != nil || c.water != nil || c.weight != nil else { continue }
+                    guard c.hasEntry else { continue }
                     if let m = c.meal { c.changedAt = m.updatedAt }
                 }
                 out.append(c)
@@ -190,7 +207,8 @@ extension MealStore {
 
     static func apply(_ c: SyncChange, fromServer: Bool, _ db: Database) throws -> SyncOutcome {
         let table = c.kind == .meal ? "meals" : c.kind.rawValue
-        let current = try Int64.fetchOne(db, sql: "SELECT updated_ms FROM \(table) WHERE id = ?", arguments: [c.id])
+        let current = c.kind == .goals ? try goalsRow(db)?.updatedMs
+            : try Int64.fetchOne(db, sql: "SELECT updated_ms FROM \(table) WHERE id = ?", arguments: [c.id])
         let lastOp = try String.fetchOne(db, sql: "SELECT op FROM changes WHERE kind = ? AND entity_id = ?", arguments: [c.kind.rawValue, c.id])
         let outcome = DiaryRules.resolve(c, currentMs: current, deleted: current == nil && lastOp == "delete")
         if c.op == .delete, !fromServer, current == nil, lastOp != "delete" {
@@ -209,8 +227,13 @@ extension MealStore {
                 ON CONFLICT (hash) DO UPDATE SET deleted_ms = excluded.deleted_ms
                 """, arguments: [Time.ms(c.changedAt), c.id])
             try db.execute(sql: "DELETE FROM meals WHERE id = ?", arguments: [c.id])
+        case (.delete, .goals):
+            break   // refused by `check`
         case (.delete, _):
             try db.execute(sql: "DELETE FROM \(table) WHERE id = ?", arguments: [c.id])
+        case (.upsert, .goals):
+            guard let g = c.goals else { break }
+            try setGoals(g, updatedMs: Time.ms(c.changedAt), db)
         case (.upsert, .meal):
             guard var m = c.meal else { break }
             // A photo already in another meal here stays there (a photo belongs to one meal); the foods come all the same.

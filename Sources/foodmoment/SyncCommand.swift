@@ -85,7 +85,7 @@ struct SyncCommand: AsyncParsableCommand {
             for c in report.conflicts {
                 let what = c.outcome == .deleted ? "deleted on the \(c.side == "server" ? "server" : "this device") side: stays deleted"
                     : "changed later on the \(c.side == "server" ? "server" : "this device") side: that version kept"
-                print("conflict: \(c.kind.rawValue) \(c.id.prefix(8)) — \(what)")
+                print("conflict: \(c.kind == .goals ? "goals" : "\(c.kind.rawValue) \(c.id.prefix(8))") — \(what)")
             }
             if report.complete { print("in sync with \(report.server)" + (report.pending > 0 ? " (\(report.pending) changes made meanwhile wait for the next sync)" : "")) }
         }

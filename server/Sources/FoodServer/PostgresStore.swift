@@ -17,7 +17,10 @@ public final class PostgresStore: ServerStore {
     let deadline: Duration
 
     /// `postgres://user:password@host:port/database` (`?sslmode=require` for TLS, as a managed PostgreSQL wants).
-    public static func configuration(url text: String) throws -> PostgresClient.Configuration {
+    /// Every connection's `statement_timeout` is `deadline`, the store's deadline for a call: a statement whose caller
+    /// has already been answered 503 is stopped by PostgreSQL, which releases its connection and its locks, instead of
+    /// running on (a query already on a connection does not stop when its task is cancelled).
+    public static func configuration(url text: String, deadline: Duration = .seconds(5)) throws -> PostgresClient.Configuration {
         guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
               let host = url.host, !host.isEmpty, let user = url.user, !user.isEmpty else {
             throw PostgresStoreError.badURL(text)
@@ -35,6 +38,7 @@ public final class PostgresStore: ServerStore {
                                              password: url.password?.removingPercentEncoding, database: database.isEmpty ? nil : database, tls: tls)
         c.options.connectTimeout = .seconds(3)
         c.options.maximumConnections = 16
+        c.options.additionalStartupParameters = [("statement_timeout", "\(Int(max(1, deadline.milliseconds.rounded(.up))))ms")]
         return c
     }
 
@@ -49,7 +53,7 @@ public final class PostgresStore: ServerStore {
     /// returns. A database that cannot be reached or migrated within `connectTimeout` is an error naming the URL's host.
     public static func with<T: Sendable>(url: String, logger: Logger, deadline: Duration = .seconds(5),
                                          _ body: (PostgresStore) async throws -> T) async throws -> T {
-        let config = try configuration(url: url)
+        let config = try configuration(url: url, deadline: deadline)
         let client = PostgresClient(configuration: config, backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
@@ -165,6 +169,29 @@ public final class PostgresStore: ServerStore {
             "CREATE TRIGGER water_changes AFTER INSERT OR UPDATE OR DELETE ON water FOR EACH ROW EXECUTE FUNCTION foodmoment_record_change('water')",
             "CREATE TRIGGER weight_changes AFTER INSERT OR UPDATE OR DELETE ON weight FOR EACH ROW EXECUTE FUNCTION foodmoment_record_change('weight')",
         ],
+        // Goals sync too: one entry per user (id 'goals'), changed but never deleted. Goals set before this version
+        // are stamped now and enter the feed once.
+        [
+            "ALTER TABLE goals ADD COLUMN updated_ms BIGINT NOT NULL DEFAULT 0",
+            "UPDATE goals SET updated_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint",
+            "ALTER TABLE changes DROP CONSTRAINT changes_kind_check",
+            "ALTER TABLE changes ADD CONSTRAINT changes_kind_check CHECK (kind IN ('meal', 'water', 'weight', 'goals'))",
+            """
+            INSERT INTO changes (user_id, kind, entity_id, op, seq, changed_ms)
+            SELECT user_id, 'goals', 'goals', 'upsert', nextval('changes_seq'), updated_ms FROM goals ORDER BY user_id
+            """,
+            """
+            CREATE FUNCTION foodmoment_record_goals_change() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+              PERFORM pg_advisory_xact_lock(hashtext('foodmoment-changes'), hashtext(NEW.user_id));
+              INSERT INTO changes (user_id, kind, entity_id, op, seq, changed_ms)
+              VALUES (NEW.user_id, 'goals', 'goals', 'upsert', nextval('changes_seq'), NEW.updated_ms)
+              ON CONFLICT (user_id, kind, entity_id) DO UPDATE SET op = excluded.op, seq = excluded.seq, changed_ms = excluded.changed_ms;
+              RETURN NULL;
+            END $$
+            """,
+            "CREATE TRIGGER goals_changes AFTER INSERT OR UPDATE ON goals FOR EACH ROW EXECUTE FUNCTION foodmoment_record_goals_change()",
+        ],
     ]
 
     /// A fixed key for `pg_advisory_lock` (any 64-bit number no other application on the database uses).
@@ -207,6 +234,10 @@ public final class PostgresStore: ServerStore {
     func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         do {
             return try await Self.first(body, within: deadline)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == PostgresError.Code.queryCanceled.raw {
+            // statement_timeout stopped it (or an operator cancelled it): the database is busy, not broken.
+            logger.warning("PostgreSQL stopped a statement (statement_timeout or a cancel request); answered 503")
+            throw Self.unavailable("PostgreSQL stopped a statement that ran past its statement_timeout")
         } catch let error as PSQLError where error.code != .server || Self.isOutage(error) {
             throw Self.unavailable(error.code == .server ? "SQLSTATE \(error.serverInfo?[.sqlState] ?? "?")" : "\(error.code)")
         } catch PostgresStoreError.deadline {
@@ -599,29 +630,39 @@ struct PostgresDiary: Diary {
     }
 
     func goals() async throws -> Goals {
-        let user = self.user
+        let user = self.user, logger = store.logger
         return try await store.run {
-            for try await (k, p, c, f, w, tw) in try await store.query("""
-                SELECT daily_kcal, protein_g, carbs_g, fat_g, water_ml, target_weight_kg FROM goals WHERE user_id = \(user)
-                """).decode((Double?, Double?, Double?, Double?, Double?, Double?).self) {
-                return Goals(dailyKcal: k, proteinG: p, carbsG: c, fatG: f, waterMl: w, targetWeightKg: tw)
-            }
-            return Goals()
+            try await store.client.withConnection { conn in try await Self.goalsRow(user: user, conn, logger)?.goals ?? Goals() }
         }
+    }
+
+    /// The user's goals and when they last changed; nil when never set.
+    static func goalsRow(user: String, _ conn: PostgresConnection, _ logger: Logger) async throws -> (goals: Goals, updatedMs: Int64)? {
+        for try await (k, p, c, f, w, tw, t) in try await conn.query("""
+            SELECT daily_kcal, protein_g, carbs_g, fat_g, water_ml, target_weight_kg, updated_ms FROM goals WHERE user_id = \(user)
+            """, logger: logger).decode((Double?, Double?, Double?, Double?, Double?, Double?, Int64).self) {
+            return (Goals(dailyKcal: k, proteinG: p, carbsG: c, fatG: f, waterMl: w, targetWeightKg: tw), t)
+        }
+        return nil
     }
 
     func setGoals(_ g: Goals) async throws {
         try DiaryRules.check(g)
-        let user = self.user
+        let user = self.user, logger = store.logger, t = Self.ms(Date())
         try await store.run {
-            _ = try await store.query("""
-                INSERT INTO goals (user_id, daily_kcal, protein_g, carbs_g, fat_g, water_ml, target_weight_kg)
-                VALUES (\(user), \(g.dailyKcal), \(g.proteinG), \(g.carbsG), \(g.fatG), \(g.waterMl), \(g.targetWeightKg))
-                ON CONFLICT (user_id) DO UPDATE SET daily_kcal = excluded.daily_kcal, protein_g = excluded.protein_g,
-                  carbs_g = excluded.carbs_g, fat_g = excluded.fat_g, water_ml = excluded.water_ml,
-                  target_weight_kg = excluded.target_weight_kg
-                """)
+            try await store.client.withConnection { conn in try await Self.saveGoals(g, updatedMs: t, user: user, conn, logger) }
         }
+    }
+
+    /// `updatedMs` is when they changed: sync's conflict rule compares it (the later goals win).
+    static func saveGoals(_ g: Goals, updatedMs t: Int64, user: String, _ conn: PostgresConnection, _ logger: Logger) async throws {
+        _ = try await conn.query("""
+            INSERT INTO goals (user_id, daily_kcal, protein_g, carbs_g, fat_g, water_ml, target_weight_kg, updated_ms)
+            VALUES (\(user), \(g.dailyKcal), \(g.proteinG), \(g.carbsG), \(g.fatG), \(g.waterMl), \(g.targetWeightKg), \(t))
+            ON CONFLICT (user_id) DO UPDATE SET daily_kcal = excluded.daily_kcal, protein_g = excluded.protein_g,
+              carbs_g = excluded.carbs_g, fat_g = excluded.fat_g, water_ml = excluded.water_ml,
+              target_weight_kg = excluded.target_weight_kg, updated_ms = excluded.updated_ms
+            """, logger: logger)
     }
 
     func addWeight(kilograms: Double, at time: Date?) async throws -> WeightLog {
@@ -685,8 +726,12 @@ struct PostgresDiary: Diary {
             // The feed trigger's lock, taken first: this transaction's reads and its numbered change stay in one order.
             _ = try await conn.query("SELECT pg_advisory_xact_lock(hashtext('foodmoment-changes'), hashtext(\(user)))", logger: logger)
             var current: Int64?, lastOp: String?
-            for try await v in try await conn.query("SELECT updated_ms FROM \(unescaped: table) WHERE user_id = \(user) AND id = \(id)",
-                                                    logger: logger).decode(Int64.self) { current = v }
+            if c.kind == .goals {
+                current = try await Self.goalsRow(user: user, conn, logger)?.updatedMs
+            } else {
+                for try await v in try await conn.query("SELECT updated_ms FROM \(unescaped: table) WHERE user_id = \(user) AND id = \(id)",
+                                                        logger: logger).decode(Int64.self) { current = v }
+            }
             for try await v in try await conn.query("SELECT op FROM changes WHERE user_id = \(user) AND kind = \(kind) AND entity_id = \(id)",
                                                     logger: logger).decode(String.self) { lastOp = v }
             let outcome = DiaryRules.resolve(c, currentMs: current, deleted: current == nil && lastOp == "delete")
@@ -702,9 +747,12 @@ struct PostgresDiary: Diary {
             guard outcome == .applied else { return outcome }
             switch c.op {
             case .delete:
+                guard c.kind != .goals else { break }   // refused by `DiaryRules.check`
                 _ = try await conn.query("DELETE FROM \(unescaped: table) WHERE user_id = \(user) AND id = \(id)", logger: logger)
             case .upsert:
-                if let m = c.meal {
+                if let g = c.goals {
+                    try await Self.saveGoals(g, updatedMs: changed, user: user, conn, logger)
+                } else if let m = c.meal {
                     try await Self.save(m, user: user, conn, logger)
                 } else if let (t, v) = c.water.map({ (Self.ms($0.time), $0.milliliters) }) ?? c.weight.map({ (Self.ms($0.time), $0.kilograms) }) {
                     let column = c.kind == .water ? "ml" : "kg"
@@ -741,9 +789,15 @@ struct PostgresDiary: Diary {
                     if let record { c.meal = try Self.decode(record); c.changedAt = c.meal!.updatedAt }
                     if let wt, let ml { c.water = WaterLog(id: id, time: Self.date(wt), milliliters: ml) }
                     if let gt, let kg { c.weight = WeightLog(id: id, time: Self.date(gt), kilograms: kg) }
-                    guard c.meal != nil || c.water != nil || c.weight != nil else { continue }
+                    guard c.meal != nil || c.water != nil || c.weight != nil || k == .goals else { continue }
                 }
                 out.append(c)
+            }
+            // The one goals entry, if on this page, read on its own rather than joined into every row.
+            if let at = out.firstIndex(where: { $0.kind == .goals && $0.op == .upsert }) {
+                let logger = store.logger
+                let row = try await store.client.withConnection { conn in try await Self.goalsRow(user: user, conn, logger) }
+                if let row { out[at].goals = row.goals; out[at].changedAt = Self.date(row.updatedMs) } else { out.remove(at: at) }
             }
             return SyncPage(changes: out, next: last, more: rows > n)
         }

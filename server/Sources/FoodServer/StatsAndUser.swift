@@ -227,10 +227,7 @@ struct UserRoutes: Sendable {
     @Sendable func updateGoals(_ request: Request, context: APIContext) async throws -> Response {
         let goals = try await MealRoutes.body(Goals.self, of: request, limit: 16 << 10,
                                               example: #"{"daily_kcal": 2000, "protein_g": 90, "water_ml": 2000, "target_weight_kg": 65}"#)
-        let limits: [(String, Double?, Double)] = [("daily_kcal", goals.dailyKcal, 20_000), ("protein_g", goals.proteinG, 2000),
-                                                   ("carbs_g", goals.carbsG, 2000), ("fat_g", goals.fatG, 2000),
-                                                   ("water_ml", goals.waterMl, 20_000), ("target_weight_kg", goals.targetWeightKg, 500)]
-        for (name, value, most) in limits {
+        for (name, _, value, most) in DiaryRules.goalValues(goals) {
             if let value, !(value.isFinite && value > 0 && value <= most) {
                 throw APIError.badRequest("invalid_goals", "\(name) must be above 0 and at most \(Int(most)), not \(value)")
             }

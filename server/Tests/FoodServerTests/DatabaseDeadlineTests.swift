@@ -58,6 +58,70 @@ struct DatabaseDeadlineTests {
         }
     }
 
+    /// A query already on a connection ignores its task's cancellation, so without `statement_timeout` a statement
+    /// whose caller was answered 503 ran on in PostgreSQL, holding a connection of the pool and its locks.
+    @Test(.enabled(if: postgresAvailable), .timeLimit(.minutes(1)))
+    func aStatementPastTheDeadlineIsStoppedByPostgreSQL() async throws {
+        let database = try await TestPostgres.Database(deadline: .milliseconds(500))
+        let logger = TestPostgres.logger
+        /// Statements of the test database still running `pg_sleep`.
+        func sleeping() async throws -> Int {
+            try await TestPostgres.withClient(TestPostgres.url!) { admin in
+                let rows = try await admin.query("""
+                    SELECT count(*)::int FROM pg_stat_activity
+                    WHERE datname = \(database.name) AND state = 'active' AND query LIKE 'SELECT pg_sleep%'
+                    """, logger: logger)
+                for try await n in rows.decode(Int.self) { return n }
+                return 0
+            }
+        }
+        do {
+            let shown = try await database.store.transaction { conn -> String in
+                for try await v in try await conn.query("SHOW statement_timeout", logger: logger).decode(String.self) { return v }
+                return ""
+            }
+            #expect(shown == "500ms", "every connection carries the store's deadline")
+
+            // The store's deadline and PostgreSQL's timeout race; either way a 503, and nothing runs on.
+            let started = ContinuousClock.now
+            do {
+                _ = try await database.store.transaction { conn -> Int in
+                    // Read to the end: a statement's error arrives with its rows.
+                    for try await _ in try await conn.query("SELECT pg_sleep(30)", logger: logger) {}
+                    return 1
+                }
+                Issue.record("pg_sleep(30) returned")
+            } catch let error as APIError {
+                #expect(error.status == .serviceUnavailable && error.code == "database_unavailable", "\(error)")
+            }
+            #expect(ContinuousClock.now - started < .seconds(5))
+            var running = try await sleeping()
+            for _ in 0..<30 where running > 0 {
+                try await Task.sleep(for: .milliseconds(100))
+                running = try await sleeping()
+            }
+            #expect(running == 0, "the statement still runs in PostgreSQL after its caller was answered")
+
+            // A store whose own deadline is longer: PostgreSQL's timeout answers, and says so.
+            let patient = PostgresStore(client: database.client, logger: logger, deadline: .seconds(30))
+            do {
+                _ = try await patient.transaction { conn -> Int in
+                    // Read to the end: a statement's error arrives with its rows.
+                    for try await _ in try await conn.query("SELECT pg_sleep(30)", logger: logger) {}
+                    return 1
+                }
+                Issue.record("pg_sleep(30) returned")
+            } catch let error as APIError {
+                #expect(error.status == .serviceUnavailable && error.message.contains("statement_timeout"), "\(error)")
+            }
+            #expect(ContinuousClock.now - started < .seconds(10))
+        } catch {
+            await database.drop()
+            throw error
+        }
+        await database.drop()
+    }
+
     @Test(.enabled(if: postgresAvailable))
     func aConnectionLostInsideATransactionIs503AndOurOwnErrorsKeepTheirMeaning() async throws {
         let database = try await TestPostgres.Database()

@@ -139,7 +139,8 @@ struct ManyInstancesTests {
         // A PostgreSQL URL where nothing listens (a port just freed): every diary request fails fast with 503.
         let port = try freeLoopbackPort()
         let url = "postgres://foodmoment:x@127.0.0.1:\(port)/nothing"
-        let client = PostgresClient(configuration: try PostgresStore.configuration(url: url), backgroundLogger: TestPostgres.logger)
+        let client = PostgresClient(configuration: try PostgresStore.configuration(url: url, deadline: .seconds(2)),
+                                    backgroundLogger: TestPostgres.logger)
         let task = Task { await client.run() }
         defer { task.cancel() }
         let store = PostgresStore(client: client, logger: TestPostgres.logger, deadline: .seconds(2))

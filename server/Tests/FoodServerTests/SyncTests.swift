@@ -1,6 +1,7 @@
 import CurlTransport
 import FoodCore
 import Foundation
+import FoundationNetworking
 import MealStore
 import Testing
 
@@ -132,6 +133,87 @@ struct SyncTests {
         #expect(am2 == bm2 && aw2 == bw2 && am2.count == 38)
         #expect(am2.first { $0.id == meals[7].id }?.title == "B's title")
         #expect(!am2.contains { $0.id == meals[8].id })
+
+        server.terminate()
+        server.waitUntilExit()
+        await pg?.drop()
+    }
+
+    /// Goals are one entry per user: what the app sets (`PUT /api/v1/user/goals`) and what a device sets meet in the
+    /// feed, and the later goals win on every side.
+    @Test func goalsSyncBetweenDevicesAndTheAppAndTheLaterGoalsWin() async throws {
+        let dir = NSTemporaryDirectory() + "foodmoment-sync-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let data = dir + "/server"
+        let pg = TestPostgres.everyServer ? try await TestPostgres.Database() : nil
+        let database = pg.map { ["--database", $0.url] } ?? []
+        let lifecycle = LifecycleTests()
+        let (maker, tokenOut) = try lifecycle.run(["token", "create", "--user", "goals"] + database, data: data)
+        maker.waitUntilExit()
+        let token = String(decoding: tokenOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(maker.terminationStatus == 0 && token.hasPrefix("fm_"))
+        let (server, base) = try Self.start(lifecycle, port: 0, database: database, data: data)
+        defer { if server.isRunning { server.terminate(); server.waitUntilExit() } }
+        func client(_ s: MealStore) -> SyncClient {
+            SyncClient(store: s, transport: CurlHTTPTransport(userAgent: "FoodMoment tests"), server: base, token: token)
+        }
+        func appGoals(_ body: String? = nil) async throws -> (Int, Goals?) {
+            var r = URLRequest(url: URL(string: base + "/api/v1/user/goals")!)
+            r.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+            if let body {
+                r.httpMethod = "PUT"
+                r.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                r.httpBody = Data(body.utf8)
+            }
+            let (reply, response) = try await URLSession.shared.data(for: r)
+            return ((response as! HTTPURLResponse).statusCode, try? JSONDecoder().decode(Goals.self, from: reply))
+        }
+
+        // The devices' clocks stand a week before the server's, so what the app sets now is later than theirs.
+        let clockA = Clock(), clockB = Clock()
+        let a = try diary(dir, "a", clockA), b = try diary(dir, "b", clockB)
+        try a.setGoals(Goals(dailyKcal: 2100, proteinG: 90))
+        let first = try await client(a).run()
+        #expect(first.complete && first.pushed == 1 && first.conflicts.isEmpty, "\(first.failure ?? "")")
+        #expect(try await appGoals() == (200, Goals(dailyKcal: 2100, proteinG: 90)))
+
+        // B, a new device, gets A's goals.
+        let pulled = try await client(b).run()
+        #expect(pulled.complete && pulled.pulledApplied == 1)
+        #expect(try b.goals() == Goals(dailyKcal: 2100, proteinG: 90))
+
+        // The app sets goals; A then changes its own (at an earlier time): A's push is refused, the app's come down.
+        #expect(try await appGoals(#"{"daily_kcal": 1900, "water_ml": 2500}"#).0 == 200)
+        clockA.advance(60)
+        try a.setGoals(Goals(dailyKcal: 2400))
+        let conflict = try await client(a).run()
+        #expect(conflict.complete && conflict.pushed == 1)
+        #expect(conflict.conflicts.map { "\($0.kind.rawValue) \($0.outcome.rawValue) \($0.side)" } == ["goals kept_newer server"])
+        #expect(try a.goals() == Goals(dailyKcal: 1900, waterMl: 2500))
+
+        // A sets goals later than the app (its clock moved on past the server's): they win everywhere.
+        clockA.advance(30 * 86_400)
+        try a.setGoals(Goals(dailyKcal: 2000, targetWeightKg: 68))
+        let later = try await client(a).run()
+        #expect(later.complete && later.conflicts.isEmpty)
+        #expect(try await appGoals() == (200, Goals(dailyKcal: 2000, targetWeightKg: 68)))
+        _ = try await client(b).run()
+        #expect(try b.goals() == Goals(dailyKcal: 2000, targetWeightKg: 68))
+
+        // A deletion of the goals, or goals out of range, is a 422 that says why.
+        for body in [#"{"kind": "goals", "id": "goals", "op": "delete", "changed_at": "2026-12-01T00:00:00.000Z", "seq": 1}"#,
+                     #"{"kind": "goals", "id": "goals", "op": "upsert", "changed_at": "2026-12-01T00:00:00.000Z", "seq": 1, "goals": {"daily_kcal": 90000}}"#] {
+            var r = URLRequest(url: URL(string: base + "/api/v1/sync/push")!)
+            r.httpMethod = "POST"
+            r.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+            r.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            r.httpBody = Data(body.utf8)
+            let (reply, response) = try await URLSession.shared.data(for: r)
+            let text = String(decoding: reply, as: UTF8.self)
+            #expect((response as! HTTPURLResponse).statusCode == 422, "\(text)")
+            #expect(text.contains("goals"), "\(text)")
+        }
+        #expect(try await appGoals() == (200, Goals(dailyKcal: 2000, targetWeightKg: 68)))
 
         server.terminate()
         server.waitUntilExit()

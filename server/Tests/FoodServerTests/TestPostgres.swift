@@ -41,7 +41,8 @@ enum TestPostgres {
         let store: PostgresStore
         private let task: Task<Void, Never>
 
-        init() async throws {
+        /// `deadline`: the store's deadline for a call, and its connections' `statement_timeout`.
+        init(deadline: Duration = .seconds(5)) async throws {
             guard let base = TestPostgres.url else {
                 throw TestPostgresMissing()
             }
@@ -51,10 +52,11 @@ enum TestPostgres {
                 _ = try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: TestPostgres.logger)
             }
             url = TestPostgres.url(base, database: name)
-            let client = PostgresClient(configuration: try PostgresStore.configuration(url: url), backgroundLogger: TestPostgres.logger)
+            let client = PostgresClient(configuration: try PostgresStore.configuration(url: url, deadline: deadline),
+                                        backgroundLogger: TestPostgres.logger)
             self.client = client
             task = Task { await client.run() }
-            store = PostgresStore(client: client, logger: TestPostgres.logger)
+            store = PostgresStore(client: client, logger: TestPostgres.logger, deadline: deadline)
             try await store.migrate()
         }
 
