@@ -9,18 +9,16 @@ static void fm_gzip_message(char *err, size_t errlen, const char *what, const ch
 }
 
 long long fm_gunzip(const char *path, void *out, size_t capacity, char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { fm_gzip_message(err, errlen, "cannot open", strerror(errno)); return -1; }
-    unsigned char magic[2] = {0, 0};
-    size_t got = fread(magic, 1, 2, f);
-    fclose(f);
-    if (got != 2 || magic[0] != 0x1f || magic[1] != 0x8b) {
-        fm_gzip_message(err, errlen, "not a gzip file (no 1f 8b magic)", NULL);
-        return -1;
-    }
     gzFile gz = gzopen(path, "rb");
     if (!gz) { fm_gzip_message(err, errlen, "cannot open", strerror(errno)); return -1; }
     gzbuffer(gz, 1 << 17);
+    // zlib reads a file without the gzip magic as plain bytes; asked right after opening, it looks at the first bytes
+    // of this one open file (no second open that could see another file).
+    if (gzdirect(gz)) {
+        fm_gzip_message(err, errlen, "not a gzip file (no 1f 8b magic)", NULL);
+        gzclose(gz);
+        return -1;
+    }
     unsigned char *dst = (unsigned char *)out;
     size_t total = 0;
     unsigned char spill;

@@ -73,14 +73,20 @@ package enum PackedTables {
         guard size >= 20 else {
             throw .databaseCorrupt(path: gz.path, reason: "the file is \(size) bytes, too short for gzip (truncated?)")
         }
+        guard (try? handle.seek(toOffset: 0)) != nil, let magic = try? handle.read(upToCount: 2), magic == Data([0x1f, 0x8b]) else {
+            throw .databaseCorrupt(path: gz.path, reason: "not a gzip file (no 1f 8b magic)")
+        }
         guard (try? handle.seek(toOffset: UInt64(size - 8))) != nil, let tail = try? handle.read(upToCount: 8), tail.count == 8 else {
             throw .databaseCorrupt(path: gz.path, reason: "cannot read its last 8 bytes")
         }
         let b = [UInt8](tail)
         let crc = UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
         let length = Int(UInt32(b[4]) | UInt32(b[5]) << 8 | UInt32(b[6]) << 16 | UInt32(b[7]) << 24)
-        guard length >= Format.headerSize, length <= maximumLength else {
-            throw .databaseCorrupt(path: gz.path, reason: "its gzip trailer gives \(length) bytes unpacked, outside \(Format.headerSize)...\(maximumLength) (truncated or not a nutrition database?)")
+        // Deflate expands at most 1,032 times (258 bytes per 2-bit code), so a trailer claiming more than that of this
+        // file is damage: refused before the bytes are allocated, not after inflating into them.
+        let most = min(maximumLength, size * 1032)
+        guard length >= Format.headerSize, length <= most else {
+            throw .databaseCorrupt(path: gz.path, reason: "its gzip trailer gives \(length) bytes unpacked, outside \(Format.headerSize)...\(most) (the most \(size) bytes of gzip can hold; truncated or not a nutrition database?)")
         }
         return Trailer(crc: crc, length: length)
     }

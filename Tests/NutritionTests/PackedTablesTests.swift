@@ -111,6 +111,8 @@ import Testing
         ("too short", { $0.prefix(12) }, ["12 bytes, too short"]),
         ("empty", { _ in Data() }, ["0 bytes"]),
         ("a trailer claiming 2 GB", { var d = $0; d.replaceSubrange((d.count - 4)..<d.count, with: [0, 0, 0, 0x80]); return d }, ["outside"]),
+        // Under the 1 GiB limit, but more than the file could inflate to: refused before a 1 GiB buffer is allocated.
+        ("100 bytes and a trailer claiming 1 GB", { $0.prefix(100) + $0.suffix(8).prefix(4) + Data([0, 0, 0, 0x40]) }, ["the most 108 bytes"]),
         ("a trailer claiming fewer bytes", { var d = $0; d.replaceSubrange((d.count - 4)..<d.count, with: [0, 0x10, 0, 0]); return d }, ["more bytes than"]),
     ]
 
