@@ -30,6 +30,21 @@ struct SyncTests {
         return (p, String(line[r]))
     }
 
+    /// A user's token in a new data folder (on PostgreSQL when the suite runs with it), made by the server's own
+    /// `token create`.
+    static func account(_ user: String, dir: String) async throws -> (lifecycle: LifecycleTests, data: String, database: [String],
+                                                                      pg: TestPostgres.Database?, token: String) {
+        let data = dir + "/server"
+        let pg = TestPostgres.everyServer ? try await TestPostgres.Database() : nil
+        let database = pg.map { ["--database", $0.url] } ?? []
+        let lifecycle = LifecycleTests()
+        let (maker, tokenOut) = try lifecycle.run(["token", "create", "--user", user] + database, data: data)
+        maker.waitUntilExit()
+        let token = String(decoding: tokenOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(maker.terminationStatus == 0 && token.hasPrefix("fm_"))
+        return (lifecycle, data, database, pg, token)
+    }
+
     struct NoServer: Error { var output: String }
 
     func diary(_ dir: String, _ name: String, _ clock: Clock) throws -> MealStore {
@@ -50,14 +65,7 @@ struct SyncTests {
     @Test func killedMidSyncLosesNothingAndDoublesNothingAndConflictsFollowTheRule() async throws {
         let dir = NSTemporaryDirectory() + "foodmoment-sync-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let data = dir + "/server"
-        let pg = TestPostgres.everyServer ? try await TestPostgres.Database() : nil
-        let database = pg.map { ["--database", $0.url] } ?? []
-        let lifecycle = LifecycleTests()
-        let (maker, tokenOut) = try lifecycle.run(["token", "create", "--user", "alice"] + database, data: data)
-        maker.waitUntilExit()
-        let token = String(decoding: tokenOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        try #require(maker.terminationStatus == 0 && token.hasPrefix("fm_"))
+        let (lifecycle, data, database, pg, token) = try await Self.account("alice", dir: dir)
         var (server, base) = try Self.start(lifecycle, port: 0, database: database, data: data)
         defer { if server.isRunning { server.terminate(); server.waitUntilExit() } }
         let port = Int(base.split(separator: ":").last!)!
@@ -144,14 +152,7 @@ struct SyncTests {
     @Test func goalsSyncBetweenDevicesAndTheAppAndTheLaterGoalsWin() async throws {
         let dir = NSTemporaryDirectory() + "foodmoment-sync-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let data = dir + "/server"
-        let pg = TestPostgres.everyServer ? try await TestPostgres.Database() : nil
-        let database = pg.map { ["--database", $0.url] } ?? []
-        let lifecycle = LifecycleTests()
-        let (maker, tokenOut) = try lifecycle.run(["token", "create", "--user", "goals"] + database, data: data)
-        maker.waitUntilExit()
-        let token = String(decoding: tokenOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        try #require(maker.terminationStatus == 0 && token.hasPrefix("fm_"))
+        let (lifecycle, data, database, pg, token) = try await Self.account("goals", dir: dir)
         let (server, base) = try Self.start(lifecycle, port: 0, database: database, data: data)
         defer { if server.isRunning { server.terminate(); server.waitUntilExit() } }
         func client(_ s: MealStore) -> SyncClient {
