@@ -6,6 +6,10 @@ import GRDB
 /// `SyncChange.goalsID`; it is never deleted (clearing the goals is an upsert of empty goals).
 public enum SyncKind: String, Sendable, Codable, CaseIterable {
     case meal, water, weight, goals
+
+    /// What a server's feed sends a client that does not name the kinds it takes: the kinds every client version
+    /// decodes. A client that takes more asks for them (`GET /api/v1/sync/changes?kinds=…`).
+    public static let feedDefault: Set<SyncKind> = [.meal, .water, .weight]
 }
 
 public enum SyncOperation: String, Sendable, Codable {
@@ -151,11 +155,13 @@ extension DiaryRules {
 
 extension MealStore {
     /// The change log after `seq`, oldest first, each entry as it is now: on a client, the changes not yet pushed; on a
-    /// server, the feed a client pulls.
-    public func changes(after seq: Int64, limit: Int) throws -> SyncPage {
-        try read("read the change log") { db in
+    /// server, the feed a client pulls (only the `kinds` that client takes; the others are passed over for good).
+    public func changes(after seq: Int64, limit: Int, kinds: Set<SyncKind> = Set(SyncKind.allCases)) throws -> SyncPage {
+        let names = kinds.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")   // the enum's own names
+        return try read("read the change log") { db in
             let rows = try Row.fetchAll(db, sql: """
-                SELECT seq, kind, entity_id, op, changed_ms FROM changes WHERE seq > ? ORDER BY seq LIMIT ?
+                SELECT seq, kind, entity_id, op, changed_ms FROM changes WHERE seq > ? AND kind IN (\(names.isEmpty ? "''" : names))
+                ORDER BY seq LIMIT ?
                 """, arguments: [seq, max(1, limit) + 1])
             var out: [SyncChange] = []
             var last = seq

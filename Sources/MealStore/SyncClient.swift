@@ -45,10 +45,13 @@ public struct SyncClient: Sendable {
         public var complete = false
         /// Why the run stopped early, naming the change and what the server said.
         public var failure: String?
+        /// Changes the server refused that do not stop the sync: goals a server of an earlier version does not know,
+        /// or out of its range (set before goals had limits). They stay as they are on this device.
+        public var notSynced: [String] = []
 
         enum CodingKeys: String, CodingKey {
             case server, pushed, pulled, conflicts, pending, complete, failure
-            case pulledApplied = "pulled_applied"
+            case pulledApplied = "pulled_applied", notSynced = "not_synced"
         }
     }
 
@@ -87,7 +90,16 @@ public struct SyncClient: Sendable {
                 let result: SyncPushResult
                 switch await call(request, SyncPushResult.self) {
                 case .success(let r): result = r
-                case .failure(let why): return try stop("pushing \(c.kind.rawValue) \(c.id) (\(c.op.rawValue)): \(why)")
+                case .failure(let why, let status) where c.kind == .goals && (status == 400 || status == 422):
+                    // Goals are one entry that the next change replaces; refused, they must not hold back every
+                    // meal queued after them. Meals, water and weight keep the rule: the first failure stops.
+                    try answered()
+                    try store.markPushed(c.seq)
+                    after = c.seq
+                    remaining -= 1
+                    report.notSynced.append("goals: \(why)")
+                    continue
+                case .failure(let why, _): return try stop("pushing \(c.kind.rawValue) \(c.id) (\(c.op.rawValue)): \(why)")
                 }
                 try answered()
                 try store.markPushed(c.seq)
@@ -103,12 +115,12 @@ public struct SyncClient: Sendable {
         }
         var cursor = try store.syncState().pullCursor
         while true {
-            let request = HTTPRequest(method: .get, url: server + "/api/v1/sync/changes?since=\(cursor)&limit=\(pageSize)",
+            let request = HTTPRequest(method: .get, url: server + "/api/v1/sync/changes?since=\(cursor)&limit=\(pageSize)&kinds=\(Self.kinds)",
                                       headers: ["Authorization": "Bearer " + token], totalTimeout: timeout, maxBodyBytes: 64 << 20)
             let page: SyncPage
             switch await call(request, SyncPage.self) {
             case .success(let p): page = p
-            case .failure(let why): return try stop("pulling changes since \(cursor): \(why)")
+            case .failure(let why, _): return try stop("pulling changes since \(cursor): \(why)")
             }
             try answered()
             let outcomes: [SyncOutcome]
@@ -133,13 +145,17 @@ public struct SyncClient: Sendable {
         return report
     }
 
-    enum CallResult<T> { case success(T), failure(String) }
+    /// Every kind this client applies, asked of the feed (a server sends earlier clients only the kinds they know).
+    static let kinds = SyncKind.allCases.map(\.rawValue).joined(separator: ",")
+
+    /// A failure's status is nil when no HTTP answer came.
+    enum CallResult<T> { case success(T), failure(String, status: Int?) }
 
     /// One request; any answer but a 2xx with the expected JSON is a failure described for the user.
     func call<T: Decodable>(_ request: HTTPRequest, _ type: T.Type) async -> CallResult<T> {
         let response: HTTPResponse
         do { response = try await transport.send(request) } catch {
-            return .failure("\(error.description) (is the server running at \(server)?)")
+            return .failure("\(error.description) (is the server running at \(server)?)", status: nil)
         }
         guard (200..<300).contains(response.status) else {
             let message: String
@@ -151,10 +167,11 @@ public struct SyncClient: Sendable {
                 message = "an answer that is not from a FoodMoment server\(type): is \(server) the FoodMoment server's URL?"
             }
             let hint = response.retryAfter.map { " (the server asks to retry after \($0) s)" } ?? ""
-            return .failure("HTTP \(response.status): \(message)\(hint)")
+            return .failure("HTTP \(response.status): \(message)\(hint)", status: response.status)
         }
         do { return .success(try DiaryExport.decoder().decode(T.self, from: Data(response.body))) } catch {
-            return .failure("HTTP \(response.status) with an answer that is not FoodMoment's sync JSON: is \(server) the FoodMoment server's URL?")
+            return .failure("HTTP \(response.status) with an answer that is not FoodMoment's sync JSON: is \(server) the FoodMoment server's URL?",
+                            status: response.status)
         }
     }
 

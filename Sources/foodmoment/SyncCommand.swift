@@ -87,6 +87,7 @@ struct SyncCommand: AsyncParsableCommand {
                     : "changed later on the \(c.side == "server" ? "server" : "this device") side: that version kept"
                 print("conflict: \(c.kind == .goals ? "goals" : "\(c.kind.rawValue) \(c.id.prefix(8))") — \(what)")
             }
+            for n in report.notSynced { print("note: not synced: \(n) — kept on this device") }
             if report.complete { print("in sync with \(report.server)" + (report.pending > 0 ? " (\(report.pending) changes made meanwhile wait for the next sync)" : "")) }
         }
         if let failure = report.failure {

@@ -43,6 +43,9 @@ struct GoalsSyncTests {
         try device.markPushed(stale[0].seq)
         let feed = try server.changes(after: 0, limit: 10)
         #expect(feed.changes.map(\.kind) == [.goals])
+        // A client of an earlier version, which cannot decode goals, is not sent them; its cursor passes over them.
+        let earlier = try server.changes(after: 0, limit: 10, kinds: SyncKind.feedDefault)
+        #expect(earlier.changes.isEmpty && earlier.next == 0 && !earlier.more)
         #expect(feed.changes[0].changedAt == fixedNow.addingTimeInterval(25))
         #expect(try device.applyPulled(feed) == [.applied])
         #expect(try device.goals() == Goals(dailyKcal: 2500, waterMl: 2500))

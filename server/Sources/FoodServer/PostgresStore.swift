@@ -768,8 +768,8 @@ struct PostgresDiary: Diary {
         }
     }
 
-    func changes(after seq: Int64, limit: Int) async throws -> SyncPage {
-        let user = self.user, n = max(1, limit)
+    func changes(after seq: Int64, limit: Int, kinds: Set<SyncKind>) async throws -> SyncPage {
+        let user = self.user, n = max(1, limit), names = kinds.map(\.rawValue).sorted()
         return try await store.run {
             var out: [SyncChange] = []
             var rows = 0, last = seq
@@ -778,7 +778,7 @@ struct PostgresDiary: Diary {
                 LEFT JOIN meals m ON c.kind = 'meal' AND m.user_id = c.user_id AND m.id = c.entity_id
                 LEFT JOIN water w ON c.kind = 'water' AND w.user_id = c.user_id AND w.id = c.entity_id
                 LEFT JOIN weight g ON c.kind = 'weight' AND g.user_id = c.user_id AND g.id = c.entity_id
-                WHERE c.user_id = \(user) AND c.seq > \(seq) ORDER BY c.seq LIMIT \(n + 1)
+                WHERE c.user_id = \(user) AND c.seq > \(seq) AND c.kind = ANY(\(names)) ORDER BY c.seq LIMIT \(n + 1)
                 """).decode((Int64, String, String, String, Int64, String?, Int64?, Double?, Int64?, Double?).self) {
                 rows += 1
                 guard rows <= n else { continue }    // the extra row only says another page follows

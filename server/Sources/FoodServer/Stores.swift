@@ -42,7 +42,7 @@ public protocol Diary: Sendable {
     /// other devices. The change has passed `DiaryRules.check`.
     func applySync(_ change: SyncChange) async throws -> SyncOutcome
     /// The user's change feed after `seq`: each entry's latest change, deletions as tombstones, in commit order.
-    func changes(after seq: Int64, limit: Int) async throws -> SyncPage
+    func changes(after seq: Int64, limit: Int, kinds: Set<SyncKind>) async throws -> SyncPage
 }
 
 extension Diary {
@@ -132,7 +132,9 @@ struct SQLiteDiary: Diary {
     func updateAchievements() async throws { try store.updateAchievements() }
     func achievements() async throws -> [Achievement] { try store.achievements() }
     func applySync(_ change: SyncChange) async throws -> SyncOutcome { try store.apply(change) }
-    func changes(after seq: Int64, limit: Int) async throws -> SyncPage { try store.changes(after: seq, limit: limit) }
+    func changes(after seq: Int64, limit: Int, kinds: Set<SyncKind>) async throws -> SyncPage {
+        try store.changes(after: seq, limit: limit, kinds: kinds)
+    }
 }
 
 /// Photos a user asked to keep (`store_photo=true`): files under `DATA/users/<id>/photos` with either store (on many

@@ -4,7 +4,7 @@ import Hummingbird
 import MealStore
 
 /// `POST /api/v1/sync/push` (one change of a client's queue, with an Idempotency-Key) and
-/// `GET /api/v1/sync/changes?since=&limit=` (the user's change feed): what `foodmoment sync` talks to. The conflict
+/// `GET /api/v1/sync/changes?since=&limit=&kinds=` (the user's change feed): what `foodmoment sync` talks to. The conflict
 /// rule is `DiaryRules.resolve`, the same in both stores and on the client.
 struct SyncRoutes: Sendable {
     let store: any ServerStore
@@ -41,6 +41,16 @@ struct SyncRoutes: Sendable {
             }
             limit = v
         }
-        return try MealRoutes.json(try await store.diary(for: user).changes(after: since, limit: limit))
+        var kinds = SyncKind.feedDefault
+        if let text = q.get("kinds") {
+            let names = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let parsed = names.compactMap(SyncKind.init(rawValue:))
+            guard !names.isEmpty, parsed.count == names.count else {
+                let known = SyncKind.allCases.map(\.rawValue).joined(separator: ",")
+                throw APIError.badRequest("invalid_kinds", "kinds must be a comma-separated list of \(known) (default meal,water,weight), not \(text)")
+            }
+            kinds = Set(parsed)
+        }
+        return try MealRoutes.json(try await store.diary(for: user).changes(after: since, limit: limit, kinds: kinds))
     }
 }

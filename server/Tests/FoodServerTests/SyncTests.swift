@@ -216,6 +216,31 @@ struct SyncTests {
         }
         #expect(try await appGoals() == (200, Goals(dailyKcal: 2000, targetWeightKg: 68)))
 
+        // The feed sends goals only to a client that asks for them: earlier clients cannot decode the kind.
+        func feed(_ query: String) async throws -> (Int, String) {
+            var r = URLRequest(url: URL(string: base + "/api/v1/sync/changes?since=0" + query)!)
+            r.setValue("Bearer " + token, forHTTPHeaderField: "Authorization")
+            let (reply, response) = try await URLSession.shared.data(for: r)
+            return ((response as! HTTPURLResponse).statusCode, String(decoding: reply, as: UTF8.self))
+        }
+        let plain = try await feed(""), asked = try await feed("&kinds=meal,water,weight,goals"), bad = try await feed("&kinds=meal,photos")
+        #expect(plain.0 == 200 && !plain.1.contains("\"goals\"") && plain.1.contains("\"changes\""), "\(plain.1)")
+        #expect(asked.0 == 200 && asked.1.contains("\"kind\" : \"goals\"") || asked.1.contains("\"kind\":\"goals\""), "\(asked.1)")
+        #expect(bad.0 == 400 && bad.1.contains("invalid_kinds") && bad.1.contains("meal,water,weight,goals"), "\(bad.1)")
+
+        // Goals a device set before goals had limits are refused by the server; they must not hold back the meal
+        // queued after them. (Written past the store's check, as an earlier version could.)
+        let c = try diary(dir, "c", Clock())
+        try c.setGoals(Goals(dailyKcal: 2000))
+        try RawSQL.execute("UPDATE goals SET daily_kcal = 25000, updated_ms = updated_ms + 1", in: dir + "/c/meals.sqlite")
+        let meal = try c.addMeal(time: Date(timeIntervalSince1970: 1_795_000_000), type: .lunch, foods: [Self.food("Rice", 150)])
+        let stuck = try await client(c).run()
+        #expect(stuck.complete && stuck.pushed == 1 && stuck.pending == 0, "\(stuck)")
+        #expect(stuck.notSynced.count == 1 && stuck.notSynced[0].contains("HTTP 422") && stuck.notSynced[0].contains("20000"), "\(stuck.notSynced)")
+        #expect(try await client(b).run().pulledApplied >= 1)
+        #expect(try b.meal(id: meal.id) != nil)
+        #expect(try await appGoals() == (200, Goals(dailyKcal: 2000, targetWeightKg: 68)), "the server's goals stay")
+
         server.terminate()
         server.waitUntilExit()
         await pg?.drop()
