@@ -18,7 +18,8 @@ struct SyncRoutes: Sendable {
         do {
             try DiaryRules.check(change)
         } catch let error as MealStoreError {
-            throw APIError(.unprocessableContent, code: "invalid_change", "\(change.kind.rawValue) \(change.id): \(error.description)")
+            let what = change.kind == .goals ? "goals" : "\(change.kind.rawValue) \(change.id)"
+            throw APIError(.unprocessableContent, code: "invalid_change", "\(what): \(error.description)")
         }
         let outcome = try await store.diary(for: user).applySync(change)
         return try MealRoutes.json(SyncPushResult(kind: change.kind, id: change.id, outcome: outcome))
