@@ -201,7 +201,7 @@ public final class PostgresStore: ServerStore {
     @discardableResult
     public func migrate() async throws -> Int {
         try await client.withConnection { conn in
-            _ = try await conn.query("SELECT pg_advisory_lock(\(Self.migrationLock))", logger: logger)
+            try await Self.drain(conn.query("SELECT pg_advisory_lock(\(Self.migrationLock))", logger: logger))
             do {
                 _ = try await conn.query("""
                     CREATE TABLE IF NOT EXISTS foodmoment_migrations (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)
@@ -218,13 +218,19 @@ public final class PostgresStore: ServerStore {
                     }
                     applied += 1
                 }
-                _ = try await conn.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: logger)
+                try await Self.drain(conn.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: logger))
                 return applied
             } catch {
                 _ = try? await conn.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: logger)
                 throw error
             }
         }
+    }
+
+    /// Reads a statement's rows to the end. A SELECT's error (a lock wait stopped by `statement_timeout`) arrives with
+    /// its rows, so a lock taken by `_ = try await conn.query(…)` could fail unseen and the work go on without it.
+    static func drain(_ rows: PostgresRowSequence) async throws {
+        for try await _ in rows {}
     }
 
     // MARK: - Reaching the database
@@ -724,7 +730,7 @@ struct PostgresDiary: Diary {
         let table = c.kind == .meal ? "meals" : c.kind.rawValue
         return try await store.transaction { conn in
             // The feed trigger's lock, taken first: this transaction's reads and its numbered change stay in one order.
-            _ = try await conn.query("SELECT pg_advisory_xact_lock(hashtext('foodmoment-changes'), hashtext(\(user)))", logger: logger)
+            try await PostgresStore.drain(conn.query("SELECT pg_advisory_xact_lock(hashtext('foodmoment-changes'), hashtext(\(user)))", logger: logger))
             var current: Int64?, lastOp: String?
             if c.kind == .goals {
                 current = try await Self.goalsRow(user: user, conn, logger)?.updatedMs

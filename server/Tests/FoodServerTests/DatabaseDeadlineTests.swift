@@ -1,5 +1,7 @@
 @testable import FoodServer
+import FoodCore
 import Foundation
+import MealStore
 import PostgresNIO
 import Testing
 import _ConnectionPoolModule
@@ -115,6 +117,46 @@ struct DatabaseDeadlineTests {
                 #expect(error.status == .serviceUnavailable && error.message.contains("statement_timeout"), "\(error)")
             }
             #expect(ContinuousClock.now - started < .seconds(10))
+        } catch {
+            await database.drop()
+            throw error
+        }
+        await database.drop()
+    }
+
+    /// A lock wait that `statement_timeout` stops fails with the lock's SELECT, whose error arrives with its rows: read
+    /// unconsumed, the wait failed unseen, the transaction was aborted, and the next statement's error was a 500.
+    @Test(.enabled(if: postgresAvailable), .timeLimit(.minutes(1)))
+    func aLockWaitStoppedByTheTimeoutIsA503() async throws {
+        let database = try await TestPostgres.Database(deadline: .milliseconds(500))
+        let logger = TestPostgres.logger
+        do {
+            let (user, _) = try await database.store.createToken(forUser: "locked", now: Date())
+            let id = user.rawValue
+            // Another session holds the user's feed lock for 3 s, as a slow push would.
+            let holder = Task {
+                try await TestPostgres.withClient(database.url) { client in
+                    try await client.withTransaction(logger: logger) { conn in
+                        for try await _ in try await conn.query(
+                            "SELECT pg_advisory_xact_lock(hashtext('foodmoment-changes'), hashtext(\(id)))", logger: logger) {}
+                        for try await _ in try await conn.query("SELECT pg_sleep(3)", logger: logger) {}
+                    }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            // A store whose own deadline is long: the wait is stopped by PostgreSQL at 0.5 s.
+            let patient = PostgresStore(client: database.client, logger: logger, deadline: .seconds(30))
+            let water = WaterLog(id: "w-locked", time: Date(timeIntervalSince1970: 1_795_000_000), milliliters: 250)
+            do {
+                _ = try await patient.diary(for: user).applySync(SyncChange(kind: .water, id: water.id, op: .upsert,
+                                                                            changedAt: water.time, water: water))
+                Issue.record("applied while another session held the lock")
+            } catch let error as APIError {
+                #expect(error.status == .serviceUnavailable && error.message.contains("statement_timeout"), "\(error)")
+            } catch {
+                Issue.record("not a 503: \(error)")
+            }
+            try await holder.value
         } catch {
             await database.drop()
             throw error
