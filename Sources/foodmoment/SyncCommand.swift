@@ -10,9 +10,10 @@ struct SyncCommand: AsyncParsableCommand {
         commandName: "sync",
         abstract: "Push this diary's changes to a FoodMoment server and pull the changes made elsewhere.",
         discussion: """
-        Every change to meals, water and weight logs (added, edited, deleted) waits in the diary's queue until a sync \
-        pushes it, in order, one request each with an Idempotency-Key. The first failure stops the push; the next sync \
-        resumes there, and nothing is applied twice. Then the server's changes since the last sync are pulled.
+        Every change to meals, water and weight logs (added, edited, deleted) and to the goals waits in the diary's \
+        queue until a sync pushes it, in order, one request each with an Idempotency-Key. The first failure stops the \
+        push (goals the server refuses are listed and passed over); the next sync resumes there, and nothing is applied \
+        twice. Then the server's changes since the last sync are pulled.
 
         Conflicts: the later change (by its updated time) wins, and a deletion wins over any edit; each conflict is \
         listed. A diary syncs with one server: the first one that answered it.
