@@ -63,20 +63,23 @@ public enum DiaryRules {
         return WeightLog(time: Time.date(Time.ms(time)), kilograms: kilograms)
     }
 
-    /// Every set goal must be a positive number.
+    /// Every set goal must be above 0 and at most its limit (`goalOutOfRange`).
     public static func check(_ g: Goals) throws {
-        for (_, name, v, most) in goalValues(g) {
-            if let v, !(v.isFinite && v > 0 && v <= most) {
-                throw MealStoreError.invalidValue(field: "goal \(name)", value: "\(v)", expected: "above 0 and at most \(Int(most))")
-            }
+        if let (_, name, v, most) = goalOutOfRange(g) {
+            throw MealStoreError.invalidValue(field: "goal \(name)", value: "\(v)", expected: "above 0 and at most \(Int(most))")
         }
     }
 
-    /// Each goal with its JSON name, its name in messages, and the most it may be (more is a typo): the one list the
-    /// CLI, the server's goals route and sync check against.
-    public static func goalValues(_ g: Goals) -> [(json: String, name: String, value: Double?, most: Double)] {
-        [("daily_kcal", "kcal", g.dailyKcal, 20_000), ("protein_g", "protein", g.proteinG, 2000), ("carbs_g", "carbs", g.carbsG, 2000),
-         ("fat_g", "fat", g.fatG, 2000), ("water_ml", "water", g.waterMl, 20_000), ("target_weight_kg", "target weight", g.targetWeightKg, 500)]
+    /// The first set goal that is not above 0 and at most its limit (more is a typo), with its JSON name and its name
+    /// in messages: the one rule the CLI, `import`, the server's goals route and sync check against.
+    public static func goalOutOfRange(_ g: Goals) -> (json: String, name: String, value: Double, most: Double)? {
+        let limits: [(String, String, Double?, Double)] = [
+            ("daily_kcal", "kcal", g.dailyKcal, 20_000), ("protein_g", "protein", g.proteinG, 2000), ("carbs_g", "carbs", g.carbsG, 2000),
+            ("fat_g", "fat", g.fatG, 2000), ("water_ml", "water", g.waterMl, 20_000), ("target_weight_kg", "target weight", g.targetWeightKg, 500)]
+        for (json, name, value, most) in limits {
+            if let value, !(value.isFinite && value > 0 && value <= most) { return (json, name, value, most) }
+        }
+        return nil
     }
 
     /// The achievements the whole diary has earned (README "Achievements"), each dated by the meal or log that earned

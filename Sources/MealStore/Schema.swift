@@ -118,8 +118,7 @@ enum Schema {
         // again for its kind check (SQLite cannot alter a check), its triggers with it; goals set before this
         // version are queued once, stamped now, so that of two devices' old goals the later-upgraded one wins.
         m.registerMigration("v4: goals in the change log") { db in
-            let now = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
-            for table in ["meals", "water", "weight"] {
+            for (table, _) in syncedTables {
                 try db.execute(sql: "DROP TRIGGER \(table)_inserted; DROP TRIGGER \(table)_updated; DROP TRIGGER \(table)_deleted")
             }
             // AUTOINCREMENT numbers after the highest seq ever used; the copy must go on from there, or a number a
@@ -127,7 +126,7 @@ enum Schema {
             let used = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'changes'") ?? 0
             try db.execute(sql: """
                 ALTER TABLE goals ADD COLUMN updated_ms INTEGER NOT NULL DEFAULT 0;
-                UPDATE goals SET updated_ms = \(now);
+                UPDATE goals SET updated_ms = \(sqlNowMs);
                 CREATE TABLE changes_v4 (
                   seq INTEGER PRIMARY KEY AUTOINCREMENT,
                   kind TEXT NOT NULL CHECK (kind IN ('meal', 'water', 'weight', 'goals')),
@@ -149,20 +148,25 @@ enum Schema {
         return m
     }
 
+    /// SQL for now, in milliseconds since 1970.
+    static let sqlNowMs = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+
+    /// The tables of the synced entries that have ids of their own, and their kind in `changes`.
+    static let syncedTables = [("meals", "meal"), ("water", "water"), ("weight", "weight")]
+
     /// The triggers that record every change of a synced entry in `changes`, except while a pulled change is applied.
     static func createChangeTriggers(_ db: Database, goals: Bool = false) throws {
-        let now = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
         func record(_ kind: String, _ op: String, _ id: String, _ time: String) -> String { """
             WHEN NOT EXISTS (SELECT 1 FROM sync_state WHERE key = 'applying') BEGIN
               DELETE FROM changes WHERE kind = '\(kind)' AND entity_id = \(id);
               INSERT INTO changes (kind, entity_id, op, changed_ms) VALUES ('\(kind)', \(id), '\(op)', \(time));
             END;
             """ }
-        for (table, kind) in [("meals", "meal"), ("water", "water"), ("weight", "weight")] {
+        for (table, kind) in syncedTables {
             try db.execute(sql: """
                 CREATE TRIGGER \(table)_inserted AFTER INSERT ON \(table) \(record(kind, "upsert", "NEW.id", "NEW.updated_ms"))
                 CREATE TRIGGER \(table)_updated AFTER UPDATE ON \(table) \(record(kind, "upsert", "NEW.id", "NEW.updated_ms"))
-                CREATE TRIGGER \(table)_deleted AFTER DELETE ON \(table) \(record(kind, "delete", "OLD.id", now))
+                CREATE TRIGGER \(table)_deleted AFTER DELETE ON \(table) \(record(kind, "delete", "OLD.id", sqlNowMs))
                 """)
         }
         if goals {

@@ -227,10 +227,8 @@ struct UserRoutes: Sendable {
     @Sendable func updateGoals(_ request: Request, context: APIContext) async throws -> Response {
         let goals = try await MealRoutes.body(Goals.self, of: request, limit: 16 << 10,
                                               example: #"{"daily_kcal": 2000, "protein_g": 90, "water_ml": 2000, "target_weight_kg": 65}"#)
-        for (name, _, value, most) in DiaryRules.goalValues(goals) {
-            if let value, !(value.isFinite && value > 0 && value <= most) {
-                throw APIError.badRequest("invalid_goals", "\(name) must be above 0 and at most \(Int(most)), not \(value)")
-            }
+        if let (name, _, value, most) = DiaryRules.goalOutOfRange(goals) {
+            throw APIError.badRequest("invalid_goals", "\(name) must be above 0 and at most \(Int(most)), not \(value)")
         }
         let diary = try await store.diary(for: try MealRoutes.user(context))
         do { try await diary.setGoals(goals) } catch let error as MealStoreError {
