@@ -16,7 +16,7 @@ public enum CellLabeling {
     /// box's label (the box covering it most; on a tie the smaller box, the more specific one); a cell no box touches
     /// is background; anything in between is ignored. Boxes in `background` (the reference coin) count as background.
     public static func targets(boxes: [(label: Int, box: NormalizedBox)], background: [NormalizedBox] = [],
-                               gridWidth: Int, gridHeight: Int, minOverlap: Double = 0.5) -> [CellTarget] {
+                               gridWidth: Int, gridHeight: Int, minOverlap: Double = 0.5, backgroundBelow: Double = 0) -> [CellTarget] {
         var out = [CellTarget](repeating: .background, count: gridWidth * gridHeight)
         let cw = 1 / Double(gridWidth), ch = 1 / Double(gridHeight)
         for gy in 0..<gridHeight {
@@ -34,7 +34,7 @@ public enum CellLabeling {
                 }
                 if let best, best.cover >= minOverlap {
                     out[gy * gridWidth + gx] = .label(best.label)
-                } else if touched {
+                } else if touched && (best?.cover ?? 0) >= backgroundBelow {
                     out[gy * gridWidth + gx] = .ignore
                 }
             }

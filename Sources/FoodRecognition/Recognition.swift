@@ -106,6 +106,11 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     public var keepAspect: Bool = false
     /// When the localisation pass may be skipped (see `LocalisationGate`); nil = it always runs.
     public var localisationGate: LocalisationGate?
+    /// When set, no localisation pass runs: the cell detector and the coin finder read the whole-photo pass's map
+    /// fused with these blocks' finer outputs, finest first (`FusedCellMap`; in Lite0 block 4 ends the stride-8
+    /// stage, block 10 the stride-16 one). Their heads must be trained on that map (`train-cells` and
+    /// `train-reference` follow this file).
+    public var fusedMapBlocks: [Int]?
     public var note: String = "defaults"
 
     public init() {}
@@ -113,7 +118,7 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case unknownThreshold, cellThreshold, singleFoodCellThreshold, candidateThreshold, foodContextThreshold, confidentFoodProbability
         case matcherThreshold, embeddingSource, consolidate, keepAspect, note
-        case localisationGate
+        case localisationGate, fusedMapBlocks
         // The file format's keys keep their original spelling.
         case localizationSize = "localisationSize", localizer = "localiser"
     }
@@ -136,6 +141,7 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
         consolidate = try c.decodeIfPresent(Bool.self, forKey: .consolidate) ?? d.consolidate
         keepAspect = try c.decodeIfPresent(Bool.self, forKey: .keepAspect) ?? d.keepAspect
         localisationGate = try c.decodeIfPresent(LocalisationGate.self, forKey: .localisationGate)
+        fusedMapBlocks = try c.decodeIfPresent([Int].self, forKey: .fusedMapBlocks)
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? d.note
     }
 }
@@ -280,11 +286,35 @@ public final class FoodRecognizer: @unchecked Sendable {
         }
         let topDirectory = modelsDirectory + "/food-head"
         let foodTop = FoodTop.exists(in: topDirectory) ? try FoodTop.load(directory: topDirectory) : nil
+        let coinFinder = try CoinFinder.load(modelsDirectory: modelsDirectory)
+        let cellDetector = try CellDetector.load(modelsDirectory: modelsDirectory)
+        // A head trained on another map would stop the process at its first photo (a precondition); say so here.
+        let channels = try mapChannels(calibration, architecture: backbone.architecture)
+        for (file, dimension) in [("cell-head.json", cellDetector?.model.head.dimension), ("coin-head.json", coinFinder?.head.dimension)] {
+            if let dimension, dimension != channels {
+                throw FoodVisionError.invalidInput(reason: "\(topDirectory)/\(file) reads \(dimension)-channel maps, but calibration.json makes "
+                    + "\(channels)-channel maps (fusedMapBlocks \(calibration.fusedMapBlocks.map { "\($0)" } ?? "not set")): "
+                    + "retrain it for this calibration (dev train-cells, dev train-reference)")
+            }
+        }
         return FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, portions: portions,
-                              coinFinder: try CoinFinder.load(modelsDirectory: modelsDirectory),
-                              cellDetector: try CellDetector.load(modelsDirectory: modelsDirectory), foodTop: foodTop,
+                              coinFinder: coinFinder,
+                              cellDetector: cellDetector, foodTop: foodTop,
                               plateHead: try PlateHeadModel.load(modelsDirectory: modelsDirectory),
                               photoPortions: try PhotoPortionModel.load(modelsDirectory: modelsDirectory))
+    }
+
+    /// Channels of the map the cell detector and the coin finder read under `calibration`.
+    static func mapChannels(_ calibration: RecognitionCalibration, architecture: BackboneArchitecture) throws -> Int {
+        guard let blocks = calibration.fusedMapBlocks else { return BackboneArchitecture.embeddingSize }
+        let shapes = architecture.blockShapes
+        for block in blocks where !shapes.indices.contains(block) {
+            throw FoodVisionError.invalidInput(reason: "calibration.json's fusedMapBlocks names block \(block), not a block of \(architecture.name) (0…\(shapes.count - 1))")
+        }
+        guard !blocks.isEmpty, blocks == blocks.sorted(), Set(blocks).count == blocks.count else {
+            throw FoodVisionError.invalidInput(reason: "calibration.json's fusedMapBlocks must name blocks finest first, each once (it has \(blocks))")
+        }
+        return blocks.reduce(BackboneArchitecture.embeddingSize) { $0 + shapes[$1].outChannels }
     }
 
     /// One recognizer per worker thread: this one, then `count - 1` over the same models. Each worker needs activation
@@ -344,6 +374,10 @@ public final class FoodRecognizer: @unchecked Sendable {
         return (passes.embedding, FoodContext.mass(logits: passes.logits))
     }
 
+    /// The feature map the cell detector and the coin finder read for `image`, as `recognize` makes it (training
+    /// their heads on another map would not match).
+    public func cellMap(of image: RGBImage) throws -> FloatImage { try forwardPasses(image).map }
+
     /// What the backbone passes of one photo give `recognize`.
     struct Passes {
         /// The food embedding (the fine-tuned top's when there is one, else the backbone's): the food head's and the
@@ -358,10 +392,12 @@ public final class FoodRecognizer: @unchecked Sendable {
         var foodTop: FoodTop?
         /// The boxes come from the whole-photo pass: the gate let the localisation pass go.
         var localisationSkipped = false
+        /// The backbone's own last map when `map` is a fused one (activation maps read 1280 channels).
+        var coarseMap: FloatImage? = nil
 
         /// The food map over the same cells (the fine-tuned top's when there is one); computed only when needed.
         func foodMap() throws -> FloatImage {
-            guard let foodTop else { return map }
+            guard let foodTop else { return coarseMap ?? map }
             guard let block else { throw FoodVisionError.invalidInput(reason: "backbone returned no block output") }
             return try foodTop.featureMap(blockOutput: block)
         }
@@ -402,6 +438,8 @@ public final class FoodRecognizer: @unchecked Sendable {
         var whole: [(embedding: [Float], logits: [Float])]
         var localMap: FloatImage?, localBlock: FloatImage?
         var skipped = false
+        var localStep = "backbone_local"
+        var coarseMap: FloatImage?
         if calibration.embeddingSource == .localization {
             let input = ImageResampler.tensor(from: image, mode: .stretch, size: max(localSize, Self.inputSize),
                                               normalization: .efficientNetLite)
@@ -411,10 +449,24 @@ public final class FoodRecognizer: @unchecked Sendable {
             localMap = pass.outs.first?.featureMap; localBlock = pass.outs.first?.blockOutput
         } else {
             let inputs = calibration.embeddingSource == .single ? [Self.preprocess(image)] : Self.preprocessWithMirror(image)
-            let localInput = localSize > Self.inputSize
+            let localInput = localSize > Self.inputSize && calibration.fusedMapBlocks == nil
                 ? LocalizationInput.tensor(image, size: localSize, keepAspect: calibration.keepAspect) : nil
             lap("preprocess")
-            if let localInput {
+            if let fineBlocks = calibration.fusedMapBlocks {
+                guard foodTop?.blocks.isEmpty ?? true else {
+                    throw FoodVisionError.invalidInput(reason: "a fused cell map needs a food top without blocks (calibration.json fusedMapBlocks)")
+                }
+                let outs = try backbone.forward(inputs, includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap,
+                                                extraBlockOutputIndices: fineBlocks)
+                whole = try foodTop.map { top in try outs.map { try foodEmbedding($0, top: top) } } ?? outs.map { ($0.embedding, $0.logits) }
+                lap("backbone")
+                guard let first = outs.first, let coarse = first.featureMap, first.extraBlockOutputs.count == fineBlocks.count else {
+                    throw FoodVisionError.invalidInput(reason: "backbone returned no maps to fuse")
+                }
+                localMap = FusedCellMap.make(first.extraBlockOutputs + [coarse]); localBlock = first.blockOutput
+                coarseMap = coarse
+                localStep = "fuse"
+            } else if let localInput {
                 if let gate = calibration.localisationGate, foodTop?.blocks.isEmpty ?? true {
                     // The whole-photo pass with its map, for the gate (and for the boxes when the gate says so).
                     let pass = try full(inputs)
@@ -441,9 +493,9 @@ public final class FoodRecognizer: @unchecked Sendable {
             }
         }
         guard let map = localMap, !whole.isEmpty else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
-        if !skipped { lap("backbone_local") }
+        if !skipped { lap(localStep) }
         return Passes(embedding: Self.meanOf(whole.map(\.embedding)), logits: Self.meanOf(whole.map(\.logits)), map: map,
-                      block: localBlock, foodTop: foodTop, localisationSkipped: skipped)
+                      block: localBlock, foodTop: foodTop, localisationSkipped: skipped, coarseMap: coarseMap)
     }
 
     /// What the gate reads on the whole-photo pass: the head's best probability, the plate head, the coin head's

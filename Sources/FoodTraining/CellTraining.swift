@@ -1,6 +1,6 @@
 public import FoodRecognition
 import FoodMoment
-public import FoodVision
+import FoodVision
 public import FoodCore
 import Foundation
 import ImageCodecs
@@ -49,16 +49,21 @@ public enum CellTraining {
     /// The labelled cells of one photo for every localisation size in `sizes` and input shape in `aspects` (false =
     /// stretched square, true = aspect kept, see `LocalizationInput`), plain and (with `mirror`) mirrored.
     /// `classIndex` maps a box label to its class (0 = background); unknown labels are ignored cells.
+    /// With a recogniser whose calibration fuses the whole-photo map (`fusedMapBlocks`), the maps are that recogniser's
+    /// own (`cellMap(of:)`) and `sizes` and `aspects` do not apply.
     public static func cells(of image: RGBImage, record: DetectionRecord, classIndex: [String: Int], sizes: [Int], mirror: Bool,
-                             aspects: [Bool] = [false], backbone: EfficientNetLite0, maxForeground: Int, maxBackground: Int,
-                             rng: inout SplitMix64) throws -> (features: [[Float]], labels: [Int]) {
+                             aspects: [Bool] = [false], recognizer: FoodRecognizer, maxForeground: Int, maxBackground: Int,
+                             backgroundBelow: Double = 0, rng: inout SplitMix64) throws -> (features: [[Float]], labels: [Int]) {
         let views: [(RGBImage, Bool)] = mirror ? [(image, false), (image.applying(.upMirrored), true)] : [(image, false)]
         var features: [[Float]] = [], labels: [Int] = []
-        for size in sizes { for keepAspect in aspects {
-            let inputs = views.map { LocalizationInput.tensor($0.0, size: size, keepAspect: keepAspect) }
-            let outs = try backbone.forward(inputs, includeFeatureMap: true)
-            for (k, out) in outs.enumerated() {
-                guard let map = out.featureMap else { continue }
+        let fused = recognizer.calibration.fusedMapBlocks != nil
+        for size in fused ? [0] : sizes { for keepAspect in fused ? [false] : aspects {
+            let maps: [FloatImage?] = fused
+                ? try views.map { try recognizer.cellMap(of: $0.0) }
+                : try recognizer.backbone.forward(views.map { LocalizationInput.tensor($0.0, size: size, keepAspect: keepAspect) },
+                                                  includeFeatureMap: true).map(\.featureMap)
+            for (k, map) in maps.enumerated() {
+                guard let map else { continue }
                 let flip = views[k].1
                 var boxes: [(label: Int, box: NormalizedBox)] = []
                 var ignored: [NormalizedBox] = []
@@ -66,7 +71,7 @@ public enum CellTraining {
                     let box = flip ? CellLabeling.mirrored(b.normalized) : b.normalized
                     if let c = classIndex[b.label] { boxes.append((c, box)) } else { ignored.append(box) }
                 }
-                var targets = CellLabeling.targets(boxes: boxes, gridWidth: map.width, gridHeight: map.height)
+                var targets = CellLabeling.targets(boxes: boxes, gridWidth: map.width, gridHeight: map.height, backgroundBelow: backgroundBelow)
                 // Cells under a food the head has no class for are neither that food nor background.
                 if !ignored.isEmpty {
                     let unknown = CellLabeling.targets(boxes: ignored.map { (1, $0) }, gridWidth: map.width, gridHeight: map.height, minOverlap: 0)

@@ -12,6 +12,9 @@ public struct BackboneOutput: Sendable {
     /// The last MBConv block's output (7 x 7 x 320 at 224 x 224 input), the input of the head conv, when asked
     /// for (a fine-tuned top, `FoodTop`, runs its own head conv on it).
     public var blockOutput: FloatImage? = nil
+    /// Other blocks' outputs, when asked for (`extraBlockOutputIndices`, in that order): finer maps of the same pass
+    /// for the cell detector (`FusedCellMap`).
+    public var extraBlockOutputs: [FloatImage] = []
 }
 
 /// One ranked class.
@@ -354,28 +357,34 @@ public final class EfficientNetLite0: @unchecked Sendable {
     /// ImageNet-calibrated features) and returns one output per image, in order.
     public func forward(_ batch: [FloatImage], includeFeatureMap: Bool = false,
                         includeBlockOutput: Bool = false, blockOutputIndex: Int? = nil,
-                        stopAtBlockOutput: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
+                        stopAtBlockOutput: Bool = false, extraBlockOutputIndices: [Int] = []) throws(FoodVisionError) -> [BackboneOutput] {
         // One image becomes a tensor sharing its storage (copy-on-write, nothing is written), instead of a
         // stacked copy in a fresh 600 KB buffer per call.
         if batch.count == 1, let only = batch.first, only.width >= 0, only.height >= 0, only.channels >= 0,
            only.values.count == only.width * only.height * only.channels {
             return try forward(Tensor(batch: 1, height: only.height, width: only.width, channels: only.channels, values: only.values),
                                includeFeatureMap: includeFeatureMap, includeBlockOutput: includeBlockOutput,
-                               blockOutputIndex: blockOutputIndex, stopAtBlockOutput: stopAtBlockOutput)
+                               blockOutputIndex: blockOutputIndex, stopAtBlockOutput: stopAtBlockOutput,
+                               extraBlockOutputIndices: extraBlockOutputIndices)
         }
         return try forward(Tensor(stacking: batch), includeFeatureMap: includeFeatureMap, includeBlockOutput: includeBlockOutput,
-                           blockOutputIndex: blockOutputIndex, stopAtBlockOutput: stopAtBlockOutput)
+                           blockOutputIndex: blockOutputIndex, stopAtBlockOutput: stopAtBlockOutput,
+                           extraBlockOutputIndices: extraBlockOutputIndices)
     }
 
     /// `blockOutputIndex` chooses the MBConv block whose output `blockOutput` holds (nil: the last one).
     /// `stopAtBlockOutput` ends the pass there: the outputs then hold only `blockOutput` (empty embedding and logits,
-    /// no feature map) — for a `FoodTop` that replaces the rest of the network.
+    /// no feature map) — for a `FoodTop` that replaces the rest of the network. `extraBlockOutputIndices` also keep
+    /// those blocks' outputs (`extraBlockOutputs`).
     public func forward(_ input: Tensor, includeFeatureMap: Bool = false,
                         includeBlockOutput: Bool = false, blockOutputIndex: Int? = nil,
-                        stopAtBlockOutput: Bool = false) throws(FoodVisionError) -> [BackboneOutput] {
+                        stopAtBlockOutput: Bool = false, extraBlockOutputIndices: [Int] = []) throws(FoodVisionError) -> [BackboneOutput] {
         guard input.channels == 3 else { throw .invalidInput(reason: "images have \(input.channels) channels; the network takes RGB (3)") }
         let tap = blockOutputIndex ?? blocks.count - 1
         guard blocks.indices.contains(tap) else { throw .invalidInput(reason: "no block \(tap); the network has \(blocks.count)") }
+        for extra in extraBlockOutputIndices where !blocks.indices.contains(extra) || (stopAtBlockOutput && extra > tap) {
+            throw .invalidInput(reason: "no block \(extra) in this pass; the network has \(blocks.count)")
+        }
         guard input.batch >= 1, input.height >= 1, input.width >= 1 else { throw .invalidInput(reason: "empty input tensor") }
         lock.lock()
         defer { lock.unlock() }
@@ -405,20 +414,30 @@ public final class EfficientNetLite0: @unchecked Sendable {
         }
         var current = a.blockA, spare = a.blockB
         var tapped: [FloatImage] = []
+        var extras = [[FloatImage]](repeating: [], count: extraBlockOutputIndices.count)
+        /// Copies of the current block output, one per image.
+        func copies(_ buffer: UnsafeMutablePointer<Float>, height h: Int, width w: Int, channels ch: Int) -> [FloatImage] {
+            let size = h * w * ch
+            return (0..<n).map { img in
+                FloatImage(width: w, height: h, channels: ch, values: Array(UnsafeBufferPointer(start: buffer + img * size, count: size)))
+            }
+        }
         for (i, b) in blocks.enumerated() {
             if !(fused && i == 0) {
                 runBlock(b, input: current.pointer, output: spare.pointer, batch: n, height: h, width: w, arena: a)
                 swap(&current, &spare)
             }
             (h, w) = b.depthwise.outputSize(height: h, width: w)
+            for (k, extra) in extraBlockOutputIndices.enumerated() where extra == i {
+                extras[k] = copies(current.pointer, height: h, width: w, channels: b.project.outChannels)
+            }
             if includeBlockOutput && i == tap {
-                let ch = b.project.outChannels, size = h * w * ch
-                tapped = (0..<n).map { img in
-                    FloatImage(width: w, height: h, channels: ch,
-                               values: Array(UnsafeBufferPointer(start: current.pointer + img * size, count: size)))
-                }
+                tapped = copies(current.pointer, height: h, width: w, channels: b.project.outChannels)
                 if stopAtBlockOutput {
-                    return tapped.map { BackboneOutput(embedding: [], logits: [], featureMap: nil, blockOutput: $0) }
+                    return tapped.indices.map { img in
+                        BackboneOutput(embedding: [], logits: [], featureMap: nil, blockOutput: tapped[img],
+                                       extraBlockOutputs: extras.map { $0[img] })
+                    }
                 }
             }
         }
@@ -435,7 +454,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
                     ? FloatImage(width: w, height: h, channels: e,
                                  values: Array(UnsafeBufferPointer(start: a.expanded.pointer + i * mapSize, count: mapSize)))
                     : nil,
-                blockOutput: includeBlockOutput ? tapped[i] : nil)
+                blockOutput: includeBlockOutput ? tapped[i] : nil,
+                extraBlockOutputs: extras.map { $0[i] })
         }
     }
 

@@ -80,7 +80,7 @@ struct BenchStagesCommand: AsyncParsableCommand {
         }
         let multiSeconds = (ContinuousClock.now - multiStart).milliseconds / 1000
         let multiRate = Double(work.count) / multiSeconds
-        let order = ["decode", "preprocess", "backbone", "backbone_local", "head", "reference", "localise", "total"]
+        let order = ["decode", "preprocess", "backbone", "backbone_local", "fuse", "head", "reference", "localise", "total"]
         let stages = order.compactMap { k in samples[k].map {
             StageStats(stage: k, p50Ms: DecodeBenchmark.percentile($0, 0.5), p95Ms: DecodeBenchmark.percentile($0, 0.95)) } }
         let machine = MachineInfo.current()

@@ -263,7 +263,8 @@ struct TrainReferenceCommand: AsyncParsableCommand {
         }
         let recognizers = try loadRecognizers(threads: threads, models: models)
         let size = max(recognizers[0].calibration.localizationSize, FoodRecognizer.inputSize)
-        Output.note("train-reference: \(train.count) ECUSTFD train photos with a coin, \(negativePhotos.count) negative photos, \(size)×\(size) maps")
+        let maps = recognizers[0].calibration.fusedMapBlocks.map { "fused whole-photo maps (blocks \($0))" } ?? "\(size)-px maps"
+        Output.note("train-reference: \(train.count) ECUSTFD train photos with a coin, \(negativePhotos.count) negative photos, \(maps)")
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
         let jobs: [(path: String, record: DetectionRecord?)] = train.map { ($0.image, $0) } + negativePhotos.map { ($0, nil) }
         let lock = NSLock()
@@ -276,8 +277,8 @@ struct TrainReferenceCommand: AsyncParsableCommand {
                 defer { i += recognizers.count }
                 var rng = SplitMix64(seed: UInt64(i + 1))
                 guard case .success(let (decoded, _)) = decoder.decode(path: jobs[i].path) else { continue }
-                let input = LocalizationInput.tensor(decoded.image, size: size, keepAspect: recognizers[w].calibration.keepAspect)
-                guard let map = (try? recognizers[w].backbone.forward([input], includeFeatureMap: true))?.first?.featureMap else { continue }
+                // The map `analyze` gives the coin finder (the localisation pass's, or the fused whole-photo map).
+                guard let map = try? recognizers[w].cellMap(of: decoded.image) else { continue }
                 let gw = map.width, gh = map.height, d = map.channels
                 func cell(_ x: Int, _ y: Int) -> [Float] { Array(map.values[((y * gw + x) * d)..<((y * gw + x + 1) * d)]) }
                 var local: [([Float], Int)] = []
@@ -351,7 +352,7 @@ struct TrainReferenceCommand: AsyncParsableCommand {
         var fitted = fittedModel
         fitted.cellThreshold = cellThreshold
         fitted.minEdgeSupport = minEdgeSupport
-        fitted.note = "foodmoment dev train-reference --fit \(fit): coin head on \(xs.count) cells of the 448×448 map (\(ys.filter { $0 == 1 }.count) coin) "
+        fitted.note = "foodmoment dev train-reference --fit \(fit): coin head on \(xs.count) cells of \(maps) (\(ys.filter { $0 == 1 }.count) coin) "
             + "from \(train.count) ECUSTFD train photos + \(negativePhotos.count) photos without coins; k (and, where chosen, the exponent) per label "
             + "from log grams on log area_cm² over \(samples.count) foods of the ECUSTFD train split (labels with < 3 foods use fallback_k); "
             + "exponent chosen by train MAE %: " + trial.map { $0.exponent < 0 ? String(format: "per label → %.1f %%", $0.maePercent) : String(format: "%.2f → %.1f %%", $0.exponent, $0.maePercent) }.joined(separator: ", ") + "."
@@ -397,6 +398,7 @@ struct TrainCellsCommand: AsyncParsableCommand {
     @Option(help: "Weight of the whole-photo head in a region's confidence (0 … 1).") var globalWeight = 0.0
     @Option(help: "The answer keeps regions with at least this confidence.") var minConfidence = 0.5
     @Option(help: "A region lying this much inside a better one of its label is dropped from the answer (1 = never).") var containedFraction = 0.7
+    @Option(help: "A cell a box covers less than this share of is background rather than skipped (0 = every touched cell is skipped).") var backgroundBelow = 0.0
     @Option(help: "Cell cache: read the labelled cells from FILE when it exists, else extract and write them there.") var cache: String?
 
     func validate() throws {
@@ -447,9 +449,10 @@ struct TrainCellsCommand: AsyncParsableCommand {
                 let ecustfd = r.source == "ecustfd"
                 guard case .success(let (decoded, _)) = decoder.decode(path: r.image),
                       let got = try? CellTraining.cells(of: decoded.image, record: r, classIndex: classIndex, sizes: sizes, mirror: !ecustfd,
-                                                        aspects: aspects, backbone: recognizers[w].backbone,
+                                                        aspects: aspects, recognizer: recognizers[w],
                                                         maxForeground: ecustfd ? ecustfdForeground : maxForeground,
-                                                        maxBackground: ecustfd ? ecustfdBackground : maxBackground, rng: &rng)
+                                                        maxBackground: ecustfd ? ecustfdBackground : maxBackground,
+                                                        backgroundBelow: backgroundBelow, rng: &rng)
                 else { lock.lock(); failures.append(r.image); lock.unlock(); continue }
                 lock.lock()
                 perPhoto[i] = got
@@ -479,7 +482,8 @@ struct TrainCellsCommand: AsyncParsableCommand {
         model.note = "foodmoment dev train-cells: \(xs.count) cells (\(counts[0]) background) from \(photos) photos "
             + "(SOHL plates not held out, ECUSTFD train, fruit scenes) at sizes \(sizes.map(String.init).joined(separator: "/")), map shapes: \(aspect), "
             + "mirrored except ECUSTFD; cell label = box covering ≥ 50 % of the cell, background = no box touches it; "
-            + "per map ≤ \(maxForeground)+\(maxBackground) cells (ECUSTFD \(ecustfdForeground)+\(ecustfdBackground)); l2 \(l2); "
+            + "per map ≤ \(maxForeground)+\(maxBackground) cells (ECUSTFD \(ecustfdForeground)+\(ecustfdBackground)); "
+            + (backgroundBelow > 0 ? "cells covered < \(backgroundBelow) count as background; " : "") + "l2 \(l2); "
             + "hold-out cell accuracy \(accuracy) (epoch \(head.report?.bestEpoch ?? 0))."
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

@@ -20,6 +20,10 @@ struct CellDetectorTests {
         let shifted = CellLabeling.targets(boxes: [(1, NormalizedBox(x: 0.1, y: 0, w: 0.5, h: 0.25))], gridWidth: 4, gridHeight: 4)
         #expect(shifted[0] == .label(1), "60 % covered")
         #expect(shifted[2] == .ignore, "40 % covered")
+        // Training may call thinly covered edge cells background instead (`train-cells --background-below`).
+        let edges = CellLabeling.targets(boxes: [(1, left), (2, corner)], gridWidth: 4, gridHeight: 4, backgroundBelow: 0.3)
+        #expect(edges[15] == .background && edges[0] == .label(1), "a quarter-covered cell is background below 0.3")
+        #expect(CellLabeling.targets(boxes: [(2, corner)], gridWidth: 4, gridHeight: 4, backgroundBelow: 0.2)[15] == .ignore)
     }
 
     @Test func overlappingBoxesGiveTheCellToTheOneCoveringItMost() {
