@@ -370,7 +370,8 @@ struct TrainCellsCommand: AsyncParsableCommand {
         backbone's feature map at each --sizes input (448 → 14×14 cells, 320 → 10×10; scales as augmentation), of the \
         photo and (except ECUSTFD, which has plenty) its mirror image, gives labelled cells: a cell at least half \
         covered by a box takes its label, a cell no box touches is background (the coin included), the rest is \
-        skipped. Up to --max-foreground / --max-background cells per map (--ecustfd-foreground / \
+        skipped (or, below --background-below, background too). With calibration.json's fusedMapBlocks the map is the \
+        whole-photo pass's fused one (--sizes and --aspect do not apply). Up to --max-foreground / --max-background cells per map (--ecustfd-foreground / \
         --ecustfd-background for ECUSTFD's one-food photos) train a softmax head (background first). Writes \
         OUT/cell-head.json with the box thresholds and how it was trained.
 
