@@ -261,9 +261,9 @@ public struct CellDetector: Sendable {
         conv = PointwiseConv2D(weightsOI: w, bias: b, inChannels: d, outChannels: c, activation: .none)
     }
 
-    /// `models/food-head/cell-head.json`, or nil when absent.
-    public static func load(modelsDirectory: String) throws -> CellDetector? {
-        let path = modelsDirectory + "/food-head/cell-head.json"
+    /// `models/food-head/cell-head.json` (or another `file` there), or nil when absent.
+    public static func load(modelsDirectory: String, file: String = "cell-head.json") throws -> CellDetector? {
+        let path = modelsDirectory + "/food-head/" + file
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         do {
             return try CellDetector(model: JSONDecoder().decode(CellHeadModel.self, from: data))

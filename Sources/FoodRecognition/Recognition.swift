@@ -111,6 +111,10 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     /// stage, block 10 the stride-16 one). Their heads must be trained on that map (`train-cells` and
     /// `train-reference` follow this file).
     public var fusedMapBlocks: [Int]?
+    /// With `fusedMapBlocks`: a photo the answer calls a shared plate still gets the localisation pass, and its boxes
+    /// come from that pass's map (`plate-cell-head.json`, a cell head trained on it); every other photo's boxes, and
+    /// every coin, come from the fused map. A plate's items are too small on the whole-photo pass's maps.
+    public var localisationPassForPlates: Bool = false
     public var note: String = "defaults"
 
     public init() {}
@@ -118,7 +122,7 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case unknownThreshold, cellThreshold, singleFoodCellThreshold, candidateThreshold, foodContextThreshold, confidentFoodProbability
         case matcherThreshold, embeddingSource, consolidate, keepAspect, note
-        case localisationGate, fusedMapBlocks
+        case localisationGate, fusedMapBlocks, localisationPassForPlates
         // The file format's keys keep their original spelling.
         case localizationSize = "localisationSize", localizer = "localiser"
     }
@@ -142,6 +146,7 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
         keepAspect = try c.decodeIfPresent(Bool.self, forKey: .keepAspect) ?? d.keepAspect
         localisationGate = try c.decodeIfPresent(LocalisationGate.self, forKey: .localisationGate)
         fusedMapBlocks = try c.decodeIfPresent([Int].self, forKey: .fusedMapBlocks)
+        localisationPassForPlates = try c.decodeIfPresent(Bool.self, forKey: .localisationPassForPlates) ?? d.localisationPassForPlates
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? d.note
     }
 }
@@ -227,6 +232,9 @@ public final class FoodRecognizer: @unchecked Sendable {
     public let coinFinder: CoinFinder?
     /// The per-cell food detector (`models/food-head/cell-head.json`); nil = boxes from class activation maps.
     public let cellDetector: CellDetector?
+    /// The cell detector for shared plates on the localisation pass's map (`plate-cell-head.json`), when
+    /// `calibration.localisationPassForPlates` says the pass runs for them.
+    public let plateCellDetector: CellDetector?
     /// Shared plate or one dish (`models/food-head/plate-head.json`); nil = the head's best label alone decides.
     public let plateHead: PlateHeadModel?
     public let calibration: RecognitionCalibration
@@ -243,8 +251,9 @@ public final class FoodRecognizer: @unchecked Sendable {
     public init(backbone: EfficientNetLite0, head: SoftmaxHead, matcher: PrototypeMatcher? = nil,
                 calibration: RecognitionCalibration = .init(), portions: PortionTable = .init(),
                 coinFinder: CoinFinder? = nil, cellDetector: CellDetector? = nil, foodTop: FoodTop? = nil,
-                plateHead: PlateHeadModel? = nil, photoPortions: PhotoPortionModel? = nil) {
+                plateHead: PlateHeadModel? = nil, photoPortions: PhotoPortionModel? = nil, plateCellDetector: CellDetector? = nil) {
         self.backbone = backbone
+        self.plateCellDetector = plateCellDetector
         self.photoPortions = photoPortions
         self.plateHead = plateHead
         self.foodTop = foodTop
@@ -288,12 +297,24 @@ public final class FoodRecognizer: @unchecked Sendable {
         let foodTop = FoodTop.exists(in: topDirectory) ? try FoodTop.load(directory: topDirectory) : nil
         let coinFinder = try CoinFinder.load(modelsDirectory: modelsDirectory)
         let cellDetector = try CellDetector.load(modelsDirectory: modelsDirectory)
+        var plateCellDetector: CellDetector?
+        if calibration.localisationPassForPlates {
+            guard calibration.fusedMapBlocks != nil, calibration.localizationSize > inputSize else {
+                throw FoodVisionError.invalidInput(reason: "calibration.json's localisationPassForPlates needs fusedMapBlocks and a localisationSize above \(inputSize)")
+            }
+            plateCellDetector = try CellDetector.load(modelsDirectory: modelsDirectory, file: "plate-cell-head.json")
+            if plateCellDetector == nil {
+                throw FoodVisionError.invalidInput(reason: "calibration.json's localisationPassForPlates needs \(topDirectory)/plate-cell-head.json (a cell head trained on the localisation pass's map)")
+            }
+        }
         // A head trained on another map would stop the process at its first photo (a precondition); say so here.
         let channels = try mapChannels(calibration, architecture: backbone.architecture)
-        for (file, dimension) in [("cell-head.json", cellDetector?.model.head.dimension), ("coin-head.json", coinFinder?.head.dimension)] {
-            if let dimension, dimension != channels {
+        for (file, dimension, expected) in [("cell-head.json", cellDetector?.model.head.dimension, channels),
+                                            ("coin-head.json", coinFinder?.head.dimension, channels),
+                                            ("plate-cell-head.json", plateCellDetector?.model.head.dimension, BackboneArchitecture.embeddingSize)] {
+            if let dimension, dimension != expected {
                 throw FoodVisionError.invalidInput(reason: "\(topDirectory)/\(file) reads \(dimension)-channel maps, but calibration.json makes "
-                    + "\(channels)-channel maps (fusedMapBlocks \(calibration.fusedMapBlocks.map { "\($0)" } ?? "not set")): "
+                    + "\(expected)-channel maps for it (fusedMapBlocks \(calibration.fusedMapBlocks.map { "\($0)" } ?? "not set")): "
                     + "retrain it for this calibration (dev train-cells, dev train-reference)")
             }
         }
@@ -301,7 +322,8 @@ public final class FoodRecognizer: @unchecked Sendable {
                               coinFinder: coinFinder,
                               cellDetector: cellDetector, foodTop: foodTop,
                               plateHead: try PlateHeadModel.load(modelsDirectory: modelsDirectory),
-                              photoPortions: try PhotoPortionModel.load(modelsDirectory: modelsDirectory))
+                              photoPortions: try PhotoPortionModel.load(modelsDirectory: modelsDirectory),
+                              plateCellDetector: plateCellDetector)
     }
 
     /// Channels of the map the cell detector and the coin finder read under `calibration`.
@@ -330,6 +352,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         self.backbone = backbone
         head = other.head; foodTop = other.foodTop; matcher = other.matcher; coinFinder = other.coinFinder
         cellDetector = other.cellDetector; plateHead = other.plateHead; calibration = other.calibration
+        plateCellDetector = other.plateCellDetector
         portions = other.portions; photoPortions = other.photoPortions; cellHead = other.cellHead
     }
 
@@ -340,7 +363,8 @@ public final class FoodRecognizer: @unchecked Sendable {
                      photoPortions: PhotoPortionModel?? = nil) -> FoodRecognizer {
         FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, portions: portions,
                        coinFinder: coinFinder ?? self.coinFinder, cellDetector: cellDetector ?? self.cellDetector, foodTop: foodTop,
-                       plateHead: plateHead ?? self.plateHead, photoPortions: photoPortions ?? self.photoPortions)
+                       plateHead: plateHead ?? self.plateHead, photoPortions: photoPortions ?? self.photoPortions,
+                       plateCellDetector: plateCellDetector)
     }
 
 
@@ -372,6 +396,15 @@ public final class FoodRecognizer: @unchecked Sendable {
     public func embed(_ image: RGBImage) throws -> (embedding: [Float], foodContext: Float) {
         let passes = try forwardPasses(image)
         return (passes.embedding, FoodContext.mass(logits: passes.logits))
+    }
+
+    /// The localisation pass's last feature map (`localisationSize`, `keepAspect`).
+    func localisationPassMap(_ image: RGBImage) throws -> FloatImage {
+        let input = LocalizationInput.tensor(image, size: calibration.localizationSize, keepAspect: calibration.keepAspect)
+        guard let map = try backbone.forward([input], includeFeatureMap: true).first?.featureMap else {
+            throw FoodVisionError.invalidInput(reason: "backbone returned no feature map")
+        }
+        return map
     }
 
     /// The feature map the cell detector and the coin finder read for `image`, as `recognize` makes it (training
@@ -578,7 +611,14 @@ public final class FoodRecognizer: @unchecked Sendable {
             let size = (image.width, image.height)
             if let cellDetector, calibration.localizer != .cam {
                 let plate = try plateHead?.isPlate(embedding) ?? false
-                foods = detectCells(cellDetector, map: map, global: top, plate: plate, reference: reference, imageSize: size)
+                if let plateCells = plateCellDetector,
+                   RegionRules.isPlate(plateHeadSays: plate, global: top, model: plateCells.model, cellLabels: plateCells.classes) {
+                    let passMap = try localisationPassMap(image)
+                    lap("backbone_local")
+                    foods = detectCells(plateCells, map: passMap, global: top, plate: plate, reference: reference, imageSize: size)
+                } else {
+                    foods = detectCells(cellDetector, map: map, global: top, plate: plate, reference: reference, imageSize: size)
+                }
             }
             if foods.isEmpty {
                 foods = localize(map: try passes.foodMap(), global: top, includeBest: confident, reference: reference,

@@ -48,7 +48,7 @@ struct FusedCellMapTests {
     }
 
     /// A models folder whose calibration fuses `blocks`, the backbone linked, the heads as `keep` says.
-    func models(fusing blocks: [Int], keep: Set<String>) throws -> String {
+    func models(fusing blocks: [Int], keep: Set<String>, passForPlates: Bool = false) throws -> String {
         let dir = TestPaths.makeTempDirectory("fused")
         let fm = FileManager.default
         try fm.createSymbolicLink(atPath: dir + "/efficientnet-lite0", withDestinationPath: TestPaths.repoRoot + "/models/efficientnet-lite0")
@@ -60,6 +60,7 @@ struct FusedCellMapTests {
         var calibration = try JSONDecoder().decode(RecognitionCalibration.self,
                                                    from: Data(contentsOf: URL(fileURLWithPath: TestPaths.repoRoot + "/models/food-head/calibration.json")))
         calibration.fusedMapBlocks = blocks
+        calibration.localisationPassForPlates = passForPlates
         try JSONEncoder().encode(calibration).write(to: URL(fileURLWithPath: dir + "/food-head/calibration.json"))
         return dir
     }
@@ -84,6 +85,48 @@ struct FusedCellMapTests {
         let order = try models(fusing: [10, 4], keep: [])
         defer { try? FileManager.default.removeItem(atPath: order) }
         #expect(loadError(order)?.contains("finest first") == true)
+        // The pass for plates needs its own cell head, on the pass's map.
+        let noPlateHead = try models(fusing: [10], keep: [], passForPlates: true)
+        defer { try? FileManager.default.removeItem(atPath: noPlateHead) }
+        #expect(loadError(noPlateHead)?.contains("plate-cell-head.json") == true)
+        try FileManager.default.copyItem(atPath: TestPaths.repoRoot + "/models/food-head/coin-head.json",
+                                         toPath: noPlateHead + "/food-head/plate-cell-head.json")
+        #expect(loadError(noPlateHead)?.contains("cannot read") == true, "a coin head is not a cell head")
+    }
+
+    /// The shipped cell head widened to read a fused map: zero weights on the fine channels, so it sees only the
+    /// upsampled last map (a real fused head is trained by `train-cells`; this one needs no training data).
+    func widened(_ model: CellHeadModel, fine: Int) -> CellHeadModel {
+        var m = model
+        let d = model.head.dimension
+        m.head.weights = (0..<model.head.classes.count).flatMap { c in [Float](repeating: 0, count: fine) + model.head.weights[(c * d)..<((c + 1) * d)] }
+        m.head.featureMean = [Float](repeating: 0, count: fine) + model.head.featureMean
+        m.head.featureScale = [Float](repeating: 1, count: fine) + model.head.featureScale
+        m.head.dimension = fine + d
+        return m
+    }
+
+    @Test func aSharedPlateStillGetsTheLocalisationPassAndOtherPhotosDoNot() throws {
+        let dir = try models(fusing: [4, 10], keep: [], passForPlates: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let shipped = try #require(sharedRecognizer)
+        let cells = try #require(shipped.cellDetector)
+        try JSONEncoder().encode(widened(cells.model, fine: 40 + 112)).write(to: URL(fileURLWithPath: dir + "/food-head/cell-head.json"))
+        try FileManager.default.copyItem(atPath: TestPaths.repoRoot + "/models/food-head/cell-head.json", toPath: dir + "/food-head/plate-cell-head.json")
+        let r = try FoodRecognizer.load(modelsDirectory: dir, userDataDirectory: nil, portions: shipped.portions)
+        #expect(r.plateCellDetector != nil && r.cellDetector?.model.head.dimension == 40 + 112 + 1280)
+        // A thali: a plate, so its boxes are the shipped ones (the same pass and head; no coin finder on either side).
+        let thali = try decodeSample("thali-rice-curry-roti.jpg")
+        let hybrid = try r.recognize(thali)
+        let reference = try shipped.with(calibration: shipped.calibration, coinFinder: .some(nil)).recognize(thali)
+        #expect(hybrid.timings["backbone_local"] != nil && hybrid.timings["fuse"] != nil)
+        #expect(hybrid.foods.map(\.label) == reference.foods.map(\.label) && hybrid.foods.map(\.box) == reference.foods.map(\.box))
+        #expect(hybrid.foods.count >= 3)
+        // Apples (not a plate; the bunch of bananas in banana.jpg is borderline and the plate head takes it for
+        // one): no second pass, the boxes from the fused map.
+        let apples = try r.recognize(try decodeSample("apple.jpg"))
+        #expect(apples.timings["backbone_local"] == nil && apples.timings["fuse"] != nil, "\(apples.timings.keys.sorted())")
+        #expect(apples.foods.first?.label == "apple")
     }
 
     @Test func withoutALocalisationPassTheMapIsTheFusedOneAndActivationMapsReadTheCoarseOne() throws {
