@@ -237,6 +237,11 @@ public struct CellHeadModel: Sendable, Codable, Equatable {
 public struct CellDetector: Sendable {
     public let model: CellHeadModel
     private let conv: PointwiseConv2D
+    /// The folded head cut by input channels for the parts of a fused map (`splitting(channels:)`); the bias is in
+    /// the first part's.
+    private var partConvs: [PointwiseConv2D] = []
+    private var partChannels: [Int] = []
+    private let folded: (weights: [Float], bias: [Float])
 
     public var classes: [String] { model.head.classes }
 
@@ -258,7 +263,27 @@ public struct CellDetector: Sendable {
             b[i] -= shift
         }
         self.model = model
+        folded = (w, b)
         conv = PointwiseConv2D(weightsOI: w, bias: b, inChannels: d, outChannels: c, activation: .none)
+    }
+
+    /// This head ready to read a fused map of parts with these channel counts part by part (finest first). They must
+    /// add up to the head's width.
+    public func splitting(channels: [Int]) throws -> CellDetector {
+        let c = classes.count, d = model.head.dimension
+        guard channels.reduce(0, +) == d, channels.allSatisfy({ $0 > 0 }) else {
+            throw FoodVisionError.invalidInput(reason: "parts of \(channels) channels for a cell head of \(d)")
+        }
+        var copy = self
+        var start = 0
+        copy.partConvs = channels.enumerated().map { i, n in
+            defer { start += n }
+            let w = (0..<c).flatMap { k in folded.weights[(k * d + start)..<(k * d + start + n)] }
+            return PointwiseConv2D(weightsOI: w, bias: i == 0 ? folded.bias : [Float](repeating: 0, count: c),
+                                   inChannels: n, outChannels: c, activation: .none)
+        }
+        copy.partChannels = channels
+        return copy
     }
 
     /// `models/food-head/cell-head.json` (or another `file` there), or nil when absent.
@@ -272,12 +297,33 @@ public struct CellDetector: Sendable {
         }
     }
 
+    /// Per-cell class probabilities (row-major cells × classes) over `features`' grid. A fused map is read part by
+    /// part when this head was split for its parts (`splitting(channels:)`), else built first.
+    public func probabilities(_ features: CellFeatures) -> [Float] {
+        guard case .fused(let parts) = features, parts.map(\.channels) == partChannels, let grid = parts.first else {
+            return probabilities(features.materialised())
+        }
+        var logits = [Float](repeating: 0, count: grid.width * grid.height * classes.count)
+        for (part, conv) in zip(parts, partConvs) {
+            let own = conv(Tensor(batch: 1, height: part.height, width: part.width, channels: part.channels, values: part.values))
+            FusedCellMap.addSampled(FloatImage(width: part.width, height: part.height, channels: classes.count, values: own.values),
+                                    toGridOfWidth: grid.width, height: grid.height, into: &logits)
+        }
+        Self.softmaxInPlace(&logits, classes: classes.count)
+        return logits
+    }
+
     /// Per-cell class probabilities (row-major cells × classes).
     public func probabilities(_ map: FloatImage) -> [Float] {
-        let c = classes.count
         precondition(map.channels == model.head.dimension, "feature map has \(map.channels) channels, the cell head \(model.head.dimension)")
         var p = conv(Tensor(batch: 1, height: map.height, width: map.width, channels: map.channels, values: map.values)).values
-        let cells = map.width * map.height
+        Self.softmaxInPlace(&p, classes: classes.count)
+        return p
+    }
+
+    /// Softmax of each cell's logits (cells × `classes`, row-major).
+    static func softmaxInPlace(_ p: inout [Float], classes c: Int) {
+        let cells = p.count / c
         p.withUnsafeMutableBufferPointer { v in
             for cell in 0..<cells {
                 let base = cell * c
@@ -289,7 +335,6 @@ public struct CellDetector: Sendable {
                 for i in 0..<c { v[base + i] *= inv }
             }
         }
-        return p
     }
 
     /// Mean class probabilities over the cells whose centres lie in `box` (the nearest cell when none does).

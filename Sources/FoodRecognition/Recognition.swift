@@ -318,9 +318,11 @@ public final class FoodRecognizer: @unchecked Sendable {
                     + "retrain it for this calibration (dev train-cells, dev train-reference)")
             }
         }
+        // A fused map's heads read it part by part (`CellFeatures`): split the cell head once, here.
+        let parts = try fusedParts(calibration, architecture: backbone.architecture)
         return FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, portions: portions,
                               coinFinder: coinFinder,
-                              cellDetector: cellDetector, foodTop: foodTop,
+                              cellDetector: try parts.flatMap { try cellDetector?.splitting(channels: $0) } ?? cellDetector, foodTop: foodTop,
                               plateHead: try PlateHeadModel.load(modelsDirectory: modelsDirectory),
                               photoPortions: try PhotoPortionModel.load(modelsDirectory: modelsDirectory),
                               plateCellDetector: plateCellDetector)
@@ -328,7 +330,12 @@ public final class FoodRecognizer: @unchecked Sendable {
 
     /// Channels of the map the cell detector and the coin finder read under `calibration`.
     static func mapChannels(_ calibration: RecognitionCalibration, architecture: BackboneArchitecture) throws -> Int {
-        guard let blocks = calibration.fusedMapBlocks else { return BackboneArchitecture.embeddingSize }
+        try fusedParts(calibration, architecture: architecture)?.reduce(0, +) ?? BackboneArchitecture.embeddingSize
+    }
+
+    /// Channels of the fused map's parts, finest first (the last map's last); nil without a fused map.
+    static func fusedParts(_ calibration: RecognitionCalibration, architecture: BackboneArchitecture) throws -> [Int]? {
+        guard let blocks = calibration.fusedMapBlocks else { return nil }
         let shapes = architecture.blockShapes
         for block in blocks where !shapes.indices.contains(block) {
             throw FoodVisionError.invalidInput(reason: "calibration.json's fusedMapBlocks names block \(block), not a block of \(architecture.name) (0…\(shapes.count - 1))")
@@ -336,7 +343,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         guard !blocks.isEmpty, blocks == blocks.sorted(), Set(blocks).count == blocks.count else {
             throw FoodVisionError.invalidInput(reason: "calibration.json's fusedMapBlocks must name blocks finest first, each once (it has \(blocks))")
         }
-        return blocks.reduce(BackboneArchitecture.embeddingSize) { $0 + shapes[$1].outChannels }
+        return blocks.map { shapes[$0].outChannels } + [BackboneArchitecture.embeddingSize]
     }
 
     /// One recognizer per worker thread: this one, then `count - 1` over the same models. Each worker needs activation
@@ -418,8 +425,11 @@ public final class FoodRecognizer: @unchecked Sendable {
         var embedding: [Float]
         /// ImageNet logits of that embedding (the "food context" signal).
         var logits: [Float]
-        /// The backbone's last feature map of the localisation pass (cell detector, coin finder).
-        var map: FloatImage
+        /// What the cell detector and the coin finder read: the localisation pass's last feature map, or the parts of
+        /// the whole-photo pass's fused map.
+        var features: CellFeatures
+        /// That map (a fused one built).
+        var map: FloatImage { features.materialised() }
         /// The localisation pass's block output at the food top's tap, for the food top's map (activation-map boxes).
         var block: FloatImage?
         var foodTop: FoodTop?
@@ -473,6 +483,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         var skipped = false
         var localStep = "backbone_local"
         var coarseMap: FloatImage?
+        var fusedParts: [FloatImage]?
         if calibration.embeddingSource == .localization {
             let input = ImageResampler.tensor(from: image, mode: .stretch, size: max(localSize, Self.inputSize),
                                               normalization: .efficientNetLite)
@@ -496,7 +507,7 @@ public final class FoodRecognizer: @unchecked Sendable {
                 guard let first = outs.first, let coarse = first.featureMap, first.extraBlockOutputs.count == fineBlocks.count else {
                     throw FoodVisionError.invalidInput(reason: "backbone returned no maps to fuse")
                 }
-                localMap = FusedCellMap.make(first.extraBlockOutputs + [coarse]); localBlock = first.blockOutput
+                fusedParts = first.extraBlockOutputs + [coarse]; localBlock = first.blockOutput
                 coarseMap = coarse
                 localStep = "fuse"
             } else if let localInput {
@@ -525,9 +536,13 @@ public final class FoodRecognizer: @unchecked Sendable {
                 localMap = pass.outs.first?.featureMap; localBlock = pass.outs.first?.blockOutput
             }
         }
-        guard let map = localMap, !whole.isEmpty else { throw FoodVisionError.invalidInput(reason: "backbone returned no feature map") }
+        let features: CellFeatures
+        if let fusedParts { features = .fused(fusedParts) } else if let localMap { features = .map(localMap) } else {
+            throw FoodVisionError.invalidInput(reason: "backbone returned no feature map")
+        }
+        guard !whole.isEmpty else { throw FoodVisionError.invalidInput(reason: "backbone returned no embedding") }
         if !skipped { lap(localStep) }
-        return Passes(embedding: Self.meanOf(whole.map(\.embedding)), logits: Self.meanOf(whole.map(\.logits)), map: map,
+        return Passes(embedding: Self.meanOf(whole.map(\.embedding)), logits: Self.meanOf(whole.map(\.logits)), features: features,
                       block: localBlock, foodTop: foodTop, localisationSkipped: skipped, coarseMap: coarseMap)
     }
 
@@ -567,7 +582,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         let top = try head.predict(embedding)
         let plate = try plateHead?.isPlate(embedding) ?? false
         let coin = coinFinder?.cellProbabilities(map).max() ?? 0
-        let found = detectCells(cellDetector, map: map, global: top, plate: plate, reference: nil, imageSize: (map.width, map.height))
+        let found = detectCells(cellDetector, features: .map(map), global: top, plate: plate, reference: nil, imageSize: (map.width, map.height))
         return GateEvidence(topProbability: top.first?.probability ?? 0, plate: plate, coinProbability: coin, foods: found.count)
     }
 
@@ -591,13 +606,13 @@ public final class FoodRecognizer: @unchecked Sendable {
             t = now
         }
         let passes = try forwardPasses(image, lap: lap)
-        let (embedding, map) = (passes.embedding, passes.map)
+        let (embedding, features) = (passes.embedding, passes.features)
         let foodMass = FoodContext.mass(logits: passes.logits)
         let top = try head.predict(embedding)
         // Learned foods are taught with the same food embedding (`learn` uses `embeddings(of:)`).
         let learned = matcher.labels.isEmpty ? nil : try matcher.match(passes.embedding)
         lap("head")
-        let reference = coinFinder?.find(in: image, featureMap: map)
+        let reference = coinFinder?.find(in: image, features: features)
         lap("reference")
         var foods: [RecognizedFood] = []
         var unknown = false
@@ -615,9 +630,9 @@ public final class FoodRecognizer: @unchecked Sendable {
                    RegionRules.isPlate(plateHeadSays: plate, global: top, model: plateCells.model, cellLabels: plateCells.classes) {
                     let passMap = try localisationPassMap(image)
                     lap("backbone_local")
-                    foods = detectCells(plateCells, map: passMap, global: top, plate: plate, reference: reference, imageSize: size)
+                    foods = detectCells(plateCells, features: .map(passMap), global: top, plate: plate, reference: reference, imageSize: size)
                 } else {
-                    foods = detectCells(cellDetector, map: map, global: top, plate: plate, reference: reference, imageSize: size)
+                    foods = detectCells(cellDetector, features: features, global: top, plate: plate, reference: reference, imageSize: size)
                 }
             }
             if foods.isEmpty {
@@ -640,11 +655,12 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// no class for (it knows only the detection sets' labels: plate items and fruit) and the photo is not a shared
     /// plate (`plate`, from the plate head), the regions become that one food: a bowl of ramen is ramen, not the rice,
     /// curry and tea its cells resemble.
-    func detectCells(_ detector: CellDetector, map: FloatImage, global: [LabelScore], plate plateHeadSays: Bool = false,
+    func detectCells(_ detector: CellDetector, features: CellFeatures, global: [LabelScore], plate plateHeadSays: Bool = false,
                      reference: ReferenceObject?, imageSize: (width: Int, height: Int)) -> [RecognizedFood] {
         let plate = RegionRules.isPlate(plateHeadSays: plateHeadSays, global: global, model: detector.model, cellLabels: detector.classes)
-        let probabilities = detector.probabilities(map)
-        var found = detector.detect(probabilities: probabilities, width: map.width, height: map.height)
+        let probabilities = detector.probabilities(features)
+        let (gw, gh) = (features.width, features.height)
+        var found = detector.detect(probabilities: probabilities, width: gw, height: gh)
         if let coin = reference?.box {
             found.removeAll { CellLabeling.overlap($0.box, coin) >= 0.5 * $0.box.area }
         }
@@ -655,8 +671,8 @@ public final class FoodRecognizer: @unchecked Sendable {
             var label = detector.classes[d.classIndex]
             if lw > 0 {
                 // The whole-photo head as a prior over the region's label (labels it lacks get a uniform share).
-                let mean = CellDetector.meanProbabilities(probabilities, classes: detector.classes.count, width: map.width,
-                                                          height: map.height, in: d.box)
+                let mean = CellDetector.meanProbabilities(probabilities, classes: detector.classes.count, width: gw,
+                                                          height: gh, in: d.box)
                 let floor = 1 / Double(max(head.classes.count, 1))
                 var best = -Double.infinity
                 for k in 1..<detector.classes.count {

@@ -151,6 +151,32 @@ public struct CoinFinder: Sendable {
         return try CoinFinder(head: SoftmaxHead.load(from: headPath), model: JSONDecoder().decode(ReferenceModel.self, from: data))
     }
 
+    /// Coin probability per cell of `features`' grid (row-major); a fused map is read part by part.
+    public func cellProbabilities(_ features: CellFeatures) -> [Float] {
+        guard case .fused(let parts) = features, let grid = parts.first, features.channels == direction.count else {
+            return cellProbabilities(features.materialised())
+        }
+        var scores = [Float](repeating: 0, count: grid.width * grid.height)
+        var start = 0
+        for part in parts {
+            let d = part.channels, cells = part.width * part.height
+            var own = [Float](repeating: 0, count: cells)
+            part.values.withUnsafeBufferPointer { v in
+                direction.withUnsafeBufferPointer { w in
+                    for cell in 0..<cells {
+                        var s: Float = 0
+                        for k in 0..<d { s += v[cell * d + k] * w[start + k] }
+                        own[cell] = s
+                    }
+                }
+            }
+            FusedCellMap.addSampled(FloatImage(width: part.width, height: part.height, channels: 1, values: own),
+                                    toGridOfWidth: grid.width, height: grid.height, into: &scores)
+            start += d
+        }
+        return scores.map { 1 / (1 + expf(-($0 + offset))) }
+    }
+
     /// Coin probability per cell of a feature map (row-major).
     public func cellProbabilities(_ map: FloatImage) -> [Float] {
         let d = map.channels, cells = map.width * map.height
@@ -171,9 +197,14 @@ public struct CoinFinder: Sendable {
 
     /// The coin in `image` given the backbone's feature map of it, or nil.
     public func find(in image: RGBImage, featureMap map: FloatImage) -> ReferenceObject? {
-        let probs = cellProbabilities(map)
+        find(in: image, features: .map(map))
+    }
+
+    /// The coin in `image` given what the cell heads read of it (a map, or a fused map's parts), or nil.
+    public func find(in image: RGBImage, features: CellFeatures) -> ReferenceObject? {
+        let probs = cellProbabilities(features)
         guard let best = probs.indices.max(by: { probs[$0] < probs[$1] }), probs[best] >= model.cellThreshold else { return nil }
-        let gw = map.width, gh = map.height
+        let gw = features.width, gh = features.height
         let cellW = Double(image.width) / Double(gw), cellH = Double(image.height) / Double(gh)
         let cx = (Double(best % gw) + 0.5) * cellW, cy = (Double(best / gw) + 0.5) * cellH
         let cell = (cellW * cellH).squareRoot()

@@ -98,12 +98,52 @@ struct FusedCellMapTests {
     /// upsampled last map (a real fused head is trained by `train-cells`; this one needs no training data).
     func widened(_ model: CellHeadModel, fine: Int) -> CellHeadModel {
         var m = model
-        let d = model.head.dimension
-        m.head.weights = (0..<model.head.classes.count).flatMap { c in [Float](repeating: 0, count: fine) + model.head.weights[(c * d)..<((c + 1) * d)] }
-        m.head.featureMean = [Float](repeating: 0, count: fine) + model.head.featureMean
-        m.head.featureScale = [Float](repeating: 1, count: fine) + model.head.featureScale
-        m.head.dimension = fine + d
+        m.head = widened(model.head, fine: fine)
         return m
+    }
+
+    /// `head` with `fine` more input channels in front, weighted by `weight(class, channel)` (standardised as is).
+    func widened(_ head: SoftmaxHead, fine: Int, weight: (Int, Int) -> Float = { _, _ in 0 }) -> SoftmaxHead {
+        var h = head
+        let d = head.dimension
+        h.weights = (0..<head.classes.count).flatMap { c in (0..<fine).map { weight(c, $0) } + head.weights[(c * d)..<((c + 1) * d)] }
+        h.featureMean = [Float](repeating: 0, count: fine) + head.featureMean
+        h.featureScale = [Float](repeating: 1, count: fine) + head.featureScale
+        h.dimension = fine + d
+        return h
+    }
+
+    @Test func headsReadAFusedMapPartByPartAsTheyReadTheBuiltOne() throws {
+        // Random parts on three grids and the shipped heads widened with random weights on the fine channels.
+        var rng = SplitMix64(seed: 7)
+        func random() -> Float { Float(rng.next() % 2001) / 1000 - 1 }
+        func part(_ w: Int, _ h: Int, _ c: Int) -> FloatImage { FloatImage(width: w, height: h, channels: c, values: (0..<(w * h * c)).map { _ in random() }) }
+        let parts = [part(12, 9, 8), part(6, 5, 16), part(3, 3, 1280)]
+        let shipped = try #require(sharedRecognizer)
+        let cells = try #require(shipped.cellDetector), coin = try #require(shipped.coinFinder)
+        var weights: [Float] = (0..<(cells.classes.count * 24)).map { _ in random() }
+        var model = cells.model
+        model.head = widened(cells.model.head, fine: 24) { c, k in weights[c * 24 + k] }
+        let whole = try CellDetector(model: model)
+        let split = try whole.splitting(channels: [8, 16, 1280])
+        let built = FusedCellMap.make(parts)
+        let expected = whole.probabilities(built), got = split.probabilities(.fused(parts))
+        #expect(got.count == 12 * 9 * cells.classes.count)
+        // The cell head's GEMM runs in this CPU's precision (INT8 or BF16 where it can), which rounds a part's inputs
+        // apart from the whole row's: equal to rounding, not to the bit (the coin head below runs in FP32: 1e-5).
+        #expect(zip(got, expected).map { abs($0 - $1) }.max()! < 0.01)
+        let c = cells.classes.count
+        func argmax(_ p: [Float], _ cell: Int) -> Int { (0..<c).max { p[cell * c + $0] < p[cell * c + $1] }! }
+        // Random features put many cells near a tie between two classes; a wrong slice or a doubled bias moves all.
+        #expect((0..<(12 * 9)).filter { argmax(got, $0) == argmax(expected, $0) }.count >= 12 * 9 * 95 / 100)
+        // Without the split (or for parts of other widths) the map is built first: the same numbers.
+        #expect(whole.probabilities(.fused(parts)) == expected)
+        #expect(throws: FoodVisionError.self) { try whole.splitting(channels: [8, 16]) }
+        weights = (0..<(2 * 24)).map { _ in random() }
+        let widenedCoin = try CoinFinder(head: widened(coin.head, fine: 24) { c, k in weights[c * 24 + k] }, model: coin.model)
+        let coinExpected = widenedCoin.cellProbabilities(built), coinGot = widenedCoin.cellProbabilities(.fused(parts))
+        #expect(zip(coinGot, coinExpected).map { abs($0 - $1) }.max()! < 1e-5)
+        #expect(Set(coinExpected.map { ($0 * 10).rounded() }).count > 3, "the fine channels move the coin probabilities")
     }
 
     @Test func aSharedPlateStillGetsTheLocalisationPassAndOtherPhotosDoNot() throws {
