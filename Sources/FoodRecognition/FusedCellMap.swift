@@ -12,36 +12,15 @@ public enum FusedCellMap {
         let (w, h) = (grid.width, grid.height)
         let d = maps.reduce(0) { $0 + $1.channels }
         var out = [Float](repeating: 0, count: w * h * d)
-        /// Source index pair and the second's weight for one output coordinate.
-        func sample(_ i: Int, _ n: Int, _ m: Int) -> (Int, Int, Float) {
-            let s = (Float(i) + 0.5) * Float(m) / Float(n) - 0.5
-            let lo = Int(s.rounded(.down))
-            return (min(max(lo, 0), m - 1), min(max(lo + 1, 0), m - 1), s - Float(lo))
-        }
         var offset = 0
-        out.withUnsafeMutableBufferPointer { o in
-            for map in maps {
-                let (mw, mh, c) = (map.width, map.height, map.channels)
-                map.values.withUnsafeBufferPointer { g in
-                    for y in 0..<h {
-                        let (y0, y1, fy) = sample(y, h, mh)
-                        for x in 0..<w {
-                            let (x0, x1, fx) = sample(x, w, mw)
-                            let base = (y * w + x) * d + offset
-                            if mw == w && mh == h {
-                                for k in 0..<c { o[base + k] = g[(y * w + x) * c + k] }
-                                continue
-                            }
-                            let w00 = (1 - fx) * (1 - fy), w01 = fx * (1 - fy), w10 = (1 - fx) * fy, w11 = fx * fy
-                            let p00 = (y0 * mw + x0) * c, p01 = (y0 * mw + x1) * c, p10 = (y1 * mw + x0) * c, p11 = (y1 * mw + x1) * c
-                            for k in 0..<c {
-                                o[base + k] = w00 * g[p00 + k] + w01 * g[p01 + k] + w10 * g[p10 + k] + w11 * g[p11 + k]
-                            }
-                        }
-                    }
-                }
-                offset += c
+        for map in maps {
+            let c = map.channels
+            var sampled = [Float](repeating: 0, count: w * h * c)
+            addSampled(map, toGridOfWidth: w, height: h, into: &sampled)
+            for cell in 0..<(w * h) {
+                out.replaceSubrange((cell * d + offset)..<(cell * d + offset + c), with: sampled[(cell * c)..<((cell + 1) * c)])
             }
+            offset += c
         }
         return FloatImage(width: w, height: h, channels: d, values: out)
     }
