@@ -472,9 +472,11 @@ public final class FoodRecognizer: @unchecked Sendable {
         let localSize = calibration.localizationSize
         let useTop = foodTop != nil
         let tap = foodTop?.tapBlock
-        /// A pass that also gives the feature map: the food embedding from its tap when there is a top.
-        func full(_ inputs: [FloatImage]) throws -> (outs: [BackboneOutput], whole: [(embedding: [Float], logits: [Float])]) {
-            let outs = try backbone.forward(inputs, includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap)
+        /// A pass that also gives the feature map (and the `extra` blocks' outputs): the food embedding from its tap
+        /// when there is a top.
+        func full(_ inputs: [FloatImage], extra: [Int] = []) throws -> (outs: [BackboneOutput], whole: [(embedding: [Float], logits: [Float])]) {
+            let outs = try backbone.forward(inputs, includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap,
+                                            extraBlockOutputIndices: extra)
             guard let foodTop else { return (outs, outs.map { ($0.embedding, $0.logits) }) }
             return (outs, try outs.map { try foodEmbedding($0, top: foodTop) })
         }
@@ -500,11 +502,10 @@ public final class FoodRecognizer: @unchecked Sendable {
                 guard foodTop?.blocks.isEmpty ?? true else {
                     throw FoodVisionError.invalidInput(reason: "a fused cell map needs a food top without blocks (calibration.json fusedMapBlocks)")
                 }
-                let outs = try backbone.forward(inputs, includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap,
-                                                extraBlockOutputIndices: fineBlocks)
-                whole = try foodTop.map { top in try outs.map { try foodEmbedding($0, top: top) } } ?? outs.map { ($0.embedding, $0.logits) }
+                let pass = try full(inputs, extra: fineBlocks)
+                whole = pass.whole
                 lap("backbone")
-                guard let first = outs.first, let coarse = first.featureMap, first.extraBlockOutputs.count == fineBlocks.count else {
+                guard let first = pass.outs.first, let coarse = first.featureMap, first.extraBlockOutputs.count == fineBlocks.count else {
                     throw FoodVisionError.invalidInput(reason: "backbone returned no maps to fuse")
                 }
                 fusedParts = first.extraBlockOutputs + [coarse]; localBlock = first.blockOutput

@@ -156,39 +156,34 @@ public struct CoinFinder: Sendable {
         guard case .fused(let parts) = features, let grid = parts.first, features.channels == direction.count else {
             return cellProbabilities(features.materialised())
         }
-        var scores = [Float](repeating: 0, count: grid.width * grid.height)
+        var total = [Float](repeating: 0, count: grid.width * grid.height)
         var start = 0
         for part in parts {
-            let d = part.channels, cells = part.width * part.height
-            var own = [Float](repeating: 0, count: cells)
-            part.values.withUnsafeBufferPointer { v in
-                direction.withUnsafeBufferPointer { w in
-                    for cell in 0..<cells {
-                        var s: Float = 0
-                        for k in 0..<d { s += v[cell * d + k] * w[start + k] }
-                        own[cell] = s
-                    }
-                }
-            }
-            FusedCellMap.addSampled(FloatImage(width: part.width, height: part.height, channels: 1, values: own),
-                                    toGridOfWidth: grid.width, height: grid.height, into: &scores)
-            start += d
+            FusedCellMap.addSampled(FloatImage(width: part.width, height: part.height, channels: 1,
+                                               values: scores(part, directionFrom: start, plus: 0)),
+                                    toGridOfWidth: grid.width, height: grid.height, into: &total)
+            start += part.channels
         }
-        return scores.map { 1 / (1 + expf(-($0 + offset))) }
+        return total.map { 1 / (1 + expf(-($0 + offset))) }
     }
 
     /// Coin probability per cell of a feature map (row-major).
     public func cellProbabilities(_ map: FloatImage) -> [Float] {
+        precondition(map.channels == direction.count, "feature map has \(map.channels) channels, the coin head \(direction.count)")
+        return scores(map, directionFrom: 0, plus: offset).map { 1 / (1 + expf(-$0)) }
+    }
+
+    /// Per cell of `map`: `initial` + its channels · `direction[start...]`.
+    private func scores(_ map: FloatImage, directionFrom start: Int, plus initial: Float) -> [Float] {
         let d = map.channels, cells = map.width * map.height
-        precondition(d == direction.count, "feature map has \(d) channels, the coin head \(direction.count)")
         var out = [Float](repeating: 0, count: cells)
         map.values.withUnsafeBufferPointer { v in
             direction.withUnsafeBufferPointer { w in
                 for cell in 0..<cells {
-                    var s: Float = offset
+                    var s = initial
                     let base = cell * d
-                    for k in 0..<d { s += v[base + k] * w[k] }
-                    out[cell] = 1 / (1 + expf(-s))
+                    for k in 0..<d { s += v[base + k] * w[start + k] }
+                    out[cell] = s
                 }
             }
         }
