@@ -78,46 +78,85 @@ public struct ReferenceModel: Sendable, Codable, Equatable {
 
     /// Fits k per label as the geometric mean of grams / area^exponent (least squares in log space, i.e. on the
     /// relative error the product is judged by). Labels with fewer than `minCount` samples use the fallback (the
-    /// geometric mean over all). Each exponent of `exponents` is tried and the one with the lowest in-sample mean
-    /// absolute % error is kept; `trial` reports all of them.
+    /// geometric mean over all). The candidates are each exponent of `exponents` (one for all labels) and, with
+    /// `perLabelMinCount` > 0, a least-squares slope per label with that many samples (the best single exponent for
+    /// the others). Without `groups` the candidate with the lowest in-sample mean absolute % error is kept. With
+    /// `groups` (one per sample: the photographed portion) and `folds` ≥ 2, each candidate is judged on samples it was
+    /// not fitted on — the groups split into `folds` by a hash, every fold predicted by the candidate fitted on the
+    /// others — since the in-sample error always favours the per-label slopes' extra parameters; the chosen
+    /// candidate is then fitted on all samples. `trial` reports every candidate's error (exponent −1: per label).
     public static func fit(samples: [(label: String, areaCm2: Double, grams: Double)], exponents: [Double] = [1.5],
-                           minCount: Int = 3, perLabelMinCount: Int = 0) -> (model: ReferenceModel, trial: [(exponent: Double, maePercent: Double)]) {
-        let usable = samples.filter { $0.areaCm2 > 0 && $0.grams > 0 }
-        var best: (model: ReferenceModel, mae: Double)?
-        var trial: [(Double, Double)] = []
-        for exponent in exponents {
-            var model = ReferenceModel()
-            model.exponent = exponent
-            var logs: [String: [Double]] = [:]
-            for s in usable { logs[s.label, default: []].append(log(s.grams) - exponent * log(s.areaCm2)) }
-            let all = logs.values.flatMap { $0 }
-            model.fallbackK = ((all.isEmpty ? 1 : exp(all.reduce(0, +) / Double(all.count))) * 1e5).rounded() / 1e5
-            for (label, v) in logs where v.count >= minCount {
-                model.k[label] = (exp(v.reduce(0, +) / Double(v.count)) * 1e5).rounded() / 1e5
-            }
-            let errors = usable.map { s in abs((model.k[s.label] ?? model.fallbackK) * pow(s.areaCm2, exponent) - s.grams) / s.grams * 100 }
-            let mae = errors.isEmpty ? 0 : errors.reduce(0, +) / Double(errors.count)
-            trial.append((exponent, (mae * 10).rounded() / 10))
-            if best == nil || mae < best!.mae { best = (model, mae) }
+                           minCount: Int = 3, perLabelMinCount: Int = 0, groups: [String]? = nil,
+                           folds: Int = 5) -> (model: ReferenceModel, trial: [(exponent: Double, maePercent: Double)]) {
+        precondition(groups == nil || groups!.count == samples.count, "one group per sample")
+        let keep = samples.indices.filter { samples[$0].areaCm2 > 0 && samples[$0].grams > 0 }
+        let usable = keep.map { samples[$0] }
+        let candidates = exponents + (perLabelMinCount > 0 ? [-1] : [])
+        func make(_ candidate: Double, _ data: [(label: String, areaCm2: Double, grams: Double)]) -> ReferenceModel {
+            if candidate >= 0 { return fitted(data, exponent: candidate, minCount: minCount) }
+            let base = exponents.map { fitted(data, exponent: $0, minCount: minCount) }
+                .min { meanError($0, data) < meanError($1, data) } ?? ReferenceModel()
+            return withPerLabelSlopes(base, data, minCount: perLabelMinCount)
         }
-        guard var model = best?.model, perLabelMinCount > 0 else { return (best?.model ?? ReferenceModel(), trial) }
-        // Per label: least-squares slope of log grams on log area, clamped to 0…1.5, and its intercept.
+        var errors: [Double]
+        if let groups, folds >= 2 {
+            let fold = keep.map { Int(SplitMix64.fnv1a(groups[$0]) % UInt64(folds)) }
+            errors = candidates.map { candidate in
+                var sum = 0.0
+                for f in 0..<folds {
+                    let held = usable.indices.filter { fold[$0] == f }
+                    guard !held.isEmpty else { continue }
+                    let model = make(candidate, usable.indices.filter { fold[$0] != f }.map { usable[$0] })
+                    sum += held.reduce(0) { $0 + model.percentError(usable[$1]) }
+                }
+                return sum / Double(max(usable.count, 1))
+            }
+        } else {
+            errors = candidates.map { meanError(make($0, usable), usable) }
+        }
+        let trial = zip(candidates, errors).map { ($0, ($1 * 10).rounded() / 10) }
+        guard let best = errors.indices.min(by: { errors[$0] < errors[$1] }) else { return (ReferenceModel(), trial) }
+        return (make(candidates[best], usable), trial)
+    }
+
+    /// One exponent for all labels; k per label with at least `minCount` samples, `fallbackK` for the rest.
+    private static func fitted(_ data: [(label: String, areaCm2: Double, grams: Double)], exponent: Double, minCount: Int) -> ReferenceModel {
+        var model = ReferenceModel()
+        model.exponent = exponent
+        var logs: [String: [Double]] = [:]
+        for s in data { logs[s.label, default: []].append(log(s.grams) - exponent * log(s.areaCm2)) }
+        let all = logs.values.flatMap { $0 }
+        model.fallbackK = ((all.isEmpty ? 1 : exp(all.reduce(0, +) / Double(all.count))) * 1e5).rounded() / 1e5
+        for (label, v) in logs where v.count >= minCount {
+            model.k[label] = (exp(v.reduce(0, +) / Double(v.count)) * 1e5).rounded() / 1e5
+        }
+        return model
+    }
+
+    /// `base` with a least-squares slope of log grams on log area (clamped to 0…1.5) and its intercept for every
+    /// label with at least `minCount` samples.
+    private static func withPerLabelSlopes(_ base: ReferenceModel, _ data: [(label: String, areaCm2: Double, grams: Double)],
+                                           minCount: Int) -> ReferenceModel {
         var byLabel: [String: [(x: Double, y: Double)]] = [:]
-        for s in usable { byLabel[s.label, default: []].append((log(s.areaCm2), log(s.grams))) }
-        var perLabel = model
-        for (label, v) in byLabel where v.count >= perLabelMinCount {
+        for s in data { byLabel[s.label, default: []].append((log(s.areaCm2), log(s.grams))) }
+        var model = base
+        for (label, v) in byLabel where v.count >= minCount {
             let mx = v.map(\.x).reduce(0, +) / Double(v.count), my = v.map(\.y).reduce(0, +) / Double(v.count)
             let sxx = v.reduce(0) { $0 + ($1.x - mx) * ($1.x - mx) }, sxy = v.reduce(0) { $0 + ($1.x - mx) * ($1.y - my) }
             let slope = min(1.5, max(0, sxx > 0 ? sxy / sxx : 0))
-            perLabel.exponents[label] = (slope * 1000).rounded() / 1000
-            perLabel.k[label] = (exp(my - slope * mx) * 1e5).rounded() / 1e5
+            model.exponents[label] = (slope * 1000).rounded() / 1000
+            model.k[label] = (exp(my - slope * mx) * 1e5).rounded() / 1e5
         }
-        let mae = usable.map { s in
-            abs((perLabel.k[s.label] ?? perLabel.fallbackK) * pow(s.areaCm2, perLabel.exponents[s.label] ?? perLabel.exponent) - s.grams) / s.grams * 100
-        }.reduce(0, +) / Double(max(usable.count, 1))
-        trial.append((-1, (mae * 10).rounded() / 10))
-        if mae < best!.mae { model = perLabel }
-        return (model, trial)
+        return model
+    }
+
+    /// Absolute % error of the unguarded estimate on one sample.
+    private func percentError(_ s: (label: String, areaCm2: Double, grams: Double)) -> Double {
+        abs((k[s.label] ?? fallbackK) * pow(s.areaCm2, exponents[s.label] ?? exponent) - s.grams) / s.grams * 100
+    }
+
+    private static func meanError(_ model: ReferenceModel, _ data: [(label: String, areaCm2: Double, grams: Double)]) -> Double {
+        data.reduce(0) { $0 + model.percentError($1) } / Double(max(data.count, 1))
     }
 }
 

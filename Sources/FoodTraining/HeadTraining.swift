@@ -31,6 +31,8 @@ public struct DetectionRecord: Sendable, Codable {
     public var grams: [String: Double]?
     public var source: String?
     public var group: String?
+    /// ECUSTFD: the weighed portion the photo shows (`apple001`); its photos are never split apart.
+    public var portion: String?
     public var split: String?
     public var coins: [Coin]?
 

@@ -222,9 +222,11 @@ struct TrainReferenceCommand: AsyncParsableCommand {
         train photo gives one positive cell (the one holding the coin's centre) and negatives (random cells two or \
         more cells away, and the food's centre); --negatives folders add random cells of photos without a coin. A \
         two-class softmax head (reference_coin / background) is fitted over those cells: OUT/coin-head.json. \
-        Grams: on the same train photos, k per label = geometric mean of grams / area_cm²^1.5, area = the food box \
-        at the coin's scale (--fit predicted: analyze's own boxes and found coins; truth: the annotated ones). \
-        Writes OUT/reference.json with the thresholds and how it was fitted.
+        Grams: on the same train photos, k per label = geometric mean of grams / area_cm²^e, area = the food box \
+        at the coin's scale (--fit predicted: analyze's own boxes and found coins; truth: the annotated ones). The \
+        exponent e (one for all, or a slope per label) is chosen by its error on portions it was not fitted on \
+        (--folds folds of the train portions; 0 = in-sample error). Writes OUT/reference.json with the thresholds \
+        and how it was fitted.
 
         Example:
           foodmoment dev train-reference --data ../shared/data/detection/ecustfd.jsonl --negatives ../shared/data/images/train
@@ -243,10 +245,12 @@ struct TrainReferenceCommand: AsyncParsableCommand {
     @Option(help: "Exponents to try for all labels (default 0, 0.25 … 1.5).") var exponent: [Double] = []
     @Option(help: "Labels with at least this many train foods get their own exponent (0 = one exponent for all).") var perLabelMinCount = 20
     @Option(help: "Fit the density model on `predicted` boxes and coins (as analyze sees them) or `truth`.") var fit = "predicted"
+    @Option(help: "Folds of the train portions the exponent is chosen on (0 = by in-sample error).") var folds = 5
 
     func validate() throws {
         guard FileManager.default.fileExists(atPath: data) else { throw ValidationError("no such file: \(data)") }
         guard fit == "predicted" || fit == "truth" else { throw ValidationError("--fit is predicted or truth, not \(fit)") }
+        guard folds == 0 || folds >= 2 else { throw ValidationError("--folds is 0 (in-sample) or at least 2, not \(folds)") }
     }
 
     func run() async throws {
@@ -316,18 +320,19 @@ struct TrainReferenceCommand: AsyncParsableCommand {
         model.minEdgeSupport = minEdgeSupport
         let finder = try CoinFinder(head: head, model: model)
 
-        nonisolated(unsafe) var samples: [(label: String, areaCm2: Double, grams: Double)] = []
+        // With the portion each sample shows, so the exponent is judged on portions it was not fitted on.
+        nonisolated(unsafe) var samples: [(label: String, areaCm2: Double, grams: Double, portion: String)] = []
         if fit == "truth" {
             for r in train {
                 guard let coin = r.coins?.first, let grams = r.grams else { continue }
                 let diameter = max(coin.w * Double(r.width), coin.h * Double(r.height))
                 let mm = model.coinDiameterMM / diameter
-                for b in r.boxes { if let g = grams[b.label] { samples.append((b.label, b.w * Double(r.width) * b.h * Double(r.height) * mm * mm / 100, g)) } }
+                for b in r.boxes { if let g = grams[b.label] { samples.append((b.label, b.w * Double(r.width) * b.h * Double(r.height) * mm * mm / 100, g, r.portion ?? r.image)) } }
             }
         } else {
-            let withCoin = recognizers.map {
-                FoodRecognizer(backbone: $0.backbone, head: $0.head, calibration: $0.calibration, portions: $0.portions, coinFinder: finder)
-            }
+            // The recognisers as loaded (food top, cell detector, plate head: analyze's own labels and boxes) with the
+            // coin finder just trained.
+            let withCoin = recognizers.map { $0.with(calibration: $0.calibration, coinFinder: .some(finder)) }
             nonisolated(unsafe) var found = 0
             DispatchQueue.concurrentPerform(iterations: withCoin.count) { w in
                 var i = w
@@ -337,25 +342,29 @@ struct TrainReferenceCommand: AsyncParsableCommand {
                     guard let grams = r.grams, case .success(let (decoded, _)) = decoder.decode(path: r.image),
                           let rec = try? withCoin[w].recognize(decoded.image), let ref = rec.reference else { continue }
                     let mm = ref.millimetresPerPixel
-                    var local: [(String, Double, Double)] = []
+                    var local: [(String, Double, Double, String)] = []
                     for b in r.boxes {
                         guard let g = grams[b.label], let f = rec.foods.filter({ $0.label == b.label }).max(by: { $0.box.iou(b.normalized) < $1.box.iou(b.normalized) }) else { continue }
-                        local.append((b.label, f.box.w * Double(decoded.image.width) * f.box.h * Double(decoded.image.height) * mm * mm / 100, g))
+                        local.append((b.label, f.box.w * Double(decoded.image.width) * f.box.h * Double(decoded.image.height) * mm * mm / 100, g, r.portion ?? r.image))
                     }
-                    lock.lock(); samples += local.map { ($0.0, $0.1, $0.2) }; found += 1; lock.unlock()
+                    lock.lock(); samples += local.map { ($0.0, $0.1, $0.2, $0.3) }; found += 1; lock.unlock()
                 }
             }
             Output.note("train-reference: coin found in \(found) of \(train.count) train photos")
         }
         let exponents = exponent.isEmpty ? stride(from: 0.0, through: 1.5, by: 0.25).map { $0 } : exponent
-        let (fittedModel, trial) = ReferenceModel.fit(samples: samples, exponents: exponents, perLabelMinCount: perLabelMinCount)
+        // Threads append in any order: sorted, the fit (and its sums) is the same every run.
+        samples.sort { ($0.portion, $0.label, $0.areaCm2, $0.grams) < ($1.portion, $1.label, $1.areaCm2, $1.grams) }
+        let (fittedModel, trial) = ReferenceModel.fit(samples: samples.map { ($0.label, $0.areaCm2, $0.grams) }, exponents: exponents,
+                                                      perLabelMinCount: perLabelMinCount,
+                                                      groups: folds >= 2 ? samples.map(\.portion) : nil, folds: folds)
         var fitted = fittedModel
         fitted.cellThreshold = cellThreshold
         fitted.minEdgeSupport = minEdgeSupport
         fitted.note = "foodmoment dev train-reference --fit \(fit): coin head on \(xs.count) cells of \(maps) (\(ys.filter { $0 == 1 }.count) coin) "
             + "from \(train.count) ECUSTFD train photos + \(negativePhotos.count) photos without coins; k (and, where chosen, the exponent) per label "
             + "from log grams on log area_cm² over \(samples.count) foods of the ECUSTFD train split (labels with < 3 foods use fallback_k); "
-            + "exponent chosen by train MAE %: " + trial.map { $0.exponent < 0 ? String(format: "per label → %.1f %%", $0.maePercent) : String(format: "%.2f → %.1f %%", $0.exponent, $0.maePercent) }.joined(separator: ", ") + "."
+            + (folds >= 2 ? "exponent chosen by MAE % on held-out portions (\(folds) folds of the train portions, by a hash): " : "exponent chosen by in-sample train MAE %: ") + trial.map { $0.exponent < 0 ? String(format: "per label → %.1f %%", $0.maePercent) : String(format: "%.2f → %.1f %%", $0.exponent, $0.maePercent) }.joined(separator: ", ") + "."
         try Output.json(fitted).write(toFile: out + "/reference.json", atomically: true, encoding: .utf8)
         print("wrote \(out)/coin-head.json and \(out)/reference.json (\(fitted.k.count) labels, fallback k \(fitted.fallbackK))")
     }

@@ -92,6 +92,33 @@ struct GramsReferenceTests {
         #expect(abs(perLabel.exponents["mango"]! - 1.5) < 1e-3, "the per-label slope finds 1.5 when one exponent for all is 0")
     }
 
+    /// Six portions of one food, three photos each: a portion's photos weigh the same, their box areas vary. In sample,
+    /// a slope for the label follows these 18 boxes' noise and wins; judged on portions it was not fitted on, one weight
+    /// for the label does better, and that is what the fit chooses when it knows the portions. The expected errors come
+    /// from a separate Python implementation of the same folds (FNV-1a of the portion, modulo 5).
+    @Test func theExponentIsChosenOnPortionsItWasNotFittedOn() {
+        var rng = SplitMix64(seed: 212)
+        func uniform() -> Double { Double(rng.next() >> 11) / Double(UInt64(1) << 53) }
+        var samples: [(label: String, areaCm2: Double, grams: Double)] = [], portions: [String] = []
+        for p in 0..<6 {
+            let grams = 100 * exp(0.4 * (uniform() - 0.5))
+            for _ in 0..<3 {
+                samples.append((label: "x", areaCm2: 30 * exp(0.6 * (uniform() - 0.5)), grams: grams))
+                portions.append(String(format: "x%03d", p))
+            }
+        }
+        let (inSample, inSampleTrial) = ReferenceModel.fit(samples: samples, exponents: [0], perLabelMinCount: 5)
+        #expect(inSampleTrial.map(\.maePercent) == [9.5, 8.7])
+        #expect(inSample.exponents["x"] != nil, "in sample, the slope wins")
+        let (heldOut, heldOutTrial) = ReferenceModel.fit(samples: samples, exponents: [0], perLabelMinCount: 5, groups: portions, folds: 5)
+        #expect(heldOutTrial.map(\.exponent) == [0, -1])
+        #expect(heldOutTrial.map(\.maePercent) == [11.5, 13.2])
+        #expect(heldOut.exponents.isEmpty && heldOut.exponent == 0, "on held-out portions one weight wins")
+        // The chosen candidate is then fitted on every sample: k is the geometric mean of all 18 weights.
+        let geometricMean = exp(samples.map { log($0.grams) }.reduce(0, +) / 18)
+        #expect(abs(heldOut.k["x"]! - geometricMean) < 1e-4)
+    }
+
     @Test func theBundledCoinFinderLoads() throws {
         let r = try #require(sharedRecognizer)
         #expect(r.coinFinder != nil, "models/food-head/coin-head.json and reference.json must load")
