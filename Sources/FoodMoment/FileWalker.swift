@@ -53,6 +53,9 @@ public struct FileWalker: Sendable {
             }
             if isDir.boolValue {
                 walk(directory: path, into: &items, visited: &visited)
+            } else if let reason = FileKind.notRegular(path) {
+                // A named pipe, socket or device: opening or reading one can wait forever, and it is no photo.
+                items.append(.skipped(path: path, reason: reason))
             } else if !Self.hasImageName(path), let reason = Self.notAnImageReason(path) {
                 items.append(.skipped(path: path, reason: reason))
             } else {

@@ -323,12 +323,14 @@ public enum ImageDecoder {
     }
 
     static func readFile(atPath path: String, maxBytes: Int) throws(ImageCodecError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a named pipe (or a device) waits for a writer that may never come; without a writer it
+        // returns at once, and the check below refuses it. A regular file reads the same with or without the flag.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         var st = stat()
         if fstat(fd, &st) != 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
-        if (st.st_mode & S_IFMT) != S_IFREG { throw .unreadable(path: path, reason: "not a regular file") }
+        if (st.st_mode & S_IFMT) != S_IFREG { throw .unreadable(path: path, reason: FileKind.notRegularReason(st.st_mode)) }
         let size = Int(st.st_size)
         if size > maxBytes { throw .fileTooLarge(bytes: size, limit: maxBytes) }
         // An empty array must not come from `unsafeUninitializedCapacity: 0`: that writes the count into the
@@ -396,5 +398,25 @@ package enum JPEGEighthDecoders {
             }
         }
         return (pixels, status == FM_OK && report.warning_count == 0)
+    }
+}
+
+/// What a path is when it is not a regular file, in a user's words (batch walks skip such files; a read refuses them).
+public enum FileKind {
+    static func notRegularReason(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: "not a regular file (a named pipe)"
+        case S_IFSOCK: "not a regular file (a socket)"
+        case S_IFCHR, S_IFBLK: "not a regular file (a device)"
+        case S_IFDIR: "a folder, not a file"
+        default: "not a regular file"
+        }
+    }
+
+    /// Why `path` (links followed) is not a regular file; nil when it is one or cannot be examined (the read says why).
+    public static func notRegular(_ path: String) -> String? {
+        var st = stat()
+        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG else { return nil }
+        return notRegularReason(st.st_mode)
     }
 }

@@ -55,3 +55,34 @@ struct SymlinkCLITests {
         #expect(FileManager.default.fileExists(atPath: dir + "/out.csv"))
     }
 }
+
+/// A named pipe among the photos (or named on the command line) cannot hang a batch: opening one for reading waits for
+/// a writer that never comes. In a folder it is skipped with its reason; named as a photo, it fails with its reason.
+@Suite("Named pipes (real binary)", .timeLimit(.minutes(10)))
+struct NamedPipeCLITests {
+    @Test func aNamedPipeIsSkippedOrFailsButNeverWaitedOn() throws {
+        let dir = TestPaths.makeTempDirectory("named-pipe")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.copyItem(atPath: TestPaths.repoRoot + "/samples/banana.jpg", toPath: dir + "/banana.jpg")
+        #expect(mkfifo(dir + "/pipe.jpg", 0o644) == 0)
+        #expect(mkfifo(dir + "/pipe", 0o644) == 0)   // not named like a photo: the walk used to open it to sniff it
+        let r = try runProcess(foodmomentBinary, ["analyze", dir, "--decode-only", "--ndjson", "--no-journal"],
+                               environment: ["FOODMOMENT_HOME": emptyHome, "PATH": "/usr/bin:/bin"], timeout: .seconds(120))
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let byName = Dictionary(uniqueKeysWithValues: lines.compactMap { line in
+            (line["file"] as? String).map { (($0 as NSString).lastPathComponent, line) }
+        })
+        #expect(byName["banana.jpg"]?["status"] as? String == "decoded", "\(r.stdout)")
+        for name in ["pipe.jpg", "pipe"] {
+            #expect(byName[name]?["status"] as? String == "skipped", "\(name): \(r.stdout)")
+            let reason = byName[name]?["skip_reason"] as? String
+            #expect(reason?.contains("named pipe") == true, "\(name): \(r.stdout)")
+        }
+
+        let named = try runProcess(foodmomentBinary, ["analyze", dir + "/pipe.jpg", dir + "/banana.jpg", "--decode-only", "--no-journal"],
+                                   environment: ["FOODMOMENT_HOME": emptyHome, "PATH": "/usr/bin:/bin"], timeout: .seconds(120))
+        #expect(named.status == 1, "the pipe fails, the photo is decoded: \(named.stdout) \(named.stderr)")
+        #expect((named.stdout + named.stderr).contains("named pipe"), "\(named.stdout) \(named.stderr)")
+    }
+}
