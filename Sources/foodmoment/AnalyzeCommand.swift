@@ -229,7 +229,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         }
         var printers: [any ResultPrinter] = []
         if json { printers.append(JSONArrayPrinter()) } else if ndjson { printers.append(NDJSONPrinter()) } else {
-            printers.append(TextPrinter(nameWidth: min(60, (photos + skipped.map(\.path)).map(\.count).max() ?? 0)))
+            printers.append(TextPrinter(nameWidth: min(60, (photos + skipped.map(\.path)).map { Output.visible($0).count }.max() ?? 0)))
         }
         if let csv { printers.append(try CSVFilePrinter(path: csv)) }
         let progress = ProgressLine(total: photos.count)
@@ -242,8 +242,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
         }
         var summary = await runner.run(paths: photos, workers: workers, onItem: { item in
             let r = item.result
-            if let e = item.journalError { Output.note("warning: \(r.file): not stored in the journal: \(e)") }
-            if case .failure(let e)? = item.output { Output.note("warning: \(r.file): no annotated picture: \(e.message)") }
+            if let e = item.journalError { Output.note("warning: \(Output.visible(r.file)): not stored in the journal: \(e)") }
+            if case .failure(let e)? = item.output { Output.note("warning: \(Output.visible(r.file)): no annotated picture: \(Output.visible(e.message))") }
             for p in printers { p.print(item) }
         }, onDone: { progress.advance($0) }, shouldStop: { interrupt.isSet })
         progress.finish()

@@ -9,6 +9,23 @@ enum Output {
         FileHandle.standardError.write(Data((s + "\n").utf8))
     }
 
+    /// `s` with its control characters written out (`\n`, `\t`, `\u{1B}`): a file name may hold a newline or a
+    /// terminal escape sequence, which printed as is would break a line of the table or drive the user's terminal.
+    static func visible(_ s: String) -> String {
+        guard s.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return s }
+        var out = ""
+        for u in s.unicodeScalars {
+            guard u.properties.generalCategory == .control else { out.unicodeScalars.append(u); continue }
+            switch u {
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            default: out += "\\u{" + String(u.value, radix: 16, uppercase: true) + "}"
+            }
+        }
+        return out
+    }
+
     static func json<T: Encodable>(_ value: T) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

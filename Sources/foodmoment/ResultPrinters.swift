@@ -100,8 +100,10 @@ struct TextPrinter: ResultPrinter {
     }
 
     func print(_ item: BatchRunner.Item) {
+        // Every line through `visible`: the file name, and error messages that quote it, may hold control characters.
+        func out(_ text: String) { Swift.print(Output.visible(text)) }
         let r = item.result
-        let file = Output.pad(r.file, nameWidth)
+        let file = Output.pad(Output.visible(r.file), nameWidth)
         if let d = r.decode {
             let size = Output.pad("\(d.format.uppercased()) \(d.width)x\(d.height)", 15)
             let orient = Output.pad(d.orientation == 1 ? "upright" : "EXIF \(d.orientationDescription)", 27)
@@ -115,31 +117,31 @@ struct TextPrinter: ResultPrinter {
             if !d.warnings.isEmpty { line += "  warning: \(d.warnings.joined(separator: "; "))" }
             if let e = r.error { line += "  error: \(e.message)" }
             if item.origin == .journal { line += "  (journal)" }
-            Swift.print(line)
+            out(line)
             if r.unknown == true {
                 let best = r.top?.first.map { String(format: " (best guess %@ %.2f)", $0.label, $0.probability) } ?? ""
-                Swift.print("    ❓ unknown / not a food we know\(best)")
+                out("    ❓ unknown / not a food we know\(best)")
             }
             for f in r.foods ?? [] {
                 let food = f.food
                 let names = food.nameZh.isEmpty ? food.name : "\(food.name) · \(food.nameZh)"
                 let box = String(format: "[%.2f %.2f %.2f×%.2f]", food.box.x, food.box.y, food.box.w, food.box.h)
                 let kcal = f.nutrition?.kcal.map { String(format: "%5.0f kcal", $0) } ?? "      — kcal"
-                Swift.print("    \(food.emoji) \(Output.pad(names, 30)) \(String(format: "%.2f", food.confidence))  \(box)  "
+                out("    \(food.emoji) \(Output.pad(names, 30)) \(String(format: "%.2f", food.confidence))  \(box)  "
                       + "\(Output.padLeft(String(format: "%.0f g", food.grams), 6)) (\(food.gramsSource.rawValue))  \(kcal)")
             }
             if let t = r.totals, (r.foods?.count ?? 0) > 1 {
-                Swift.print(String(format: "    total %.0f kcal · protein %.1f g · carbs %.1f g · fat %.1f g · fiber %.1f g",
+                out(String(format: "    total %.0f kcal · protein %.1f g · carbs %.1f g · fat %.1f g · fiber %.1f g",
                              t.kcal, t.proteinG, t.carbsG, t.fatG, t.fiberG))
             }
-            for flag in r.flags ?? [] { Swift.print("    ⚠️  \(flag.message)") }
-            if let info = r.refinement { Swift.print("    \(info.summary)") }
-            if case .success(let path)? = item.output { Swift.print("    🖼️  \(path)") }
-            if let logged = item.logged { Swift.print("    📔 " + Self.diaryLine(logged)) }
+            for flag in r.flags ?? [] { out("    ⚠️  \(flag.message)") }
+            if let info = r.refinement { out("    \(info.summary)") }
+            if case .success(let path)? = item.output { out("    🖼️  \(path)") }
+            if let logged = item.logged { out("    📔 " + Self.diaryLine(logged)) }
         } else if let e = r.error {
-            Swift.print("\(file)  error: \(e.message)")
+            out("\(file)  error: \(e.message)")
         } else if let reason = r.skipReason {
-            Swift.print("\(file)  skipped: \(reason)")
+            out("\(file)  skipped: \(reason)")
         }
     }
 }

@@ -86,3 +86,27 @@ struct NamedPipeCLITests {
         #expect((named.stdout + named.stderr).contains("named pipe"), "\(named.stdout) \(named.stderr)")
     }
 }
+
+/// A file name may hold a newline or a terminal escape sequence: the text output writes them out (one photo, one line,
+/// nothing sent to the terminal as a command), while JSON keeps the name exactly.
+@Suite("Control characters in file names (real binary)", .timeLimit(.minutes(10)))
+struct ControlCharacterNameCLITests {
+    @Test func theTextOutputWritesControlCharactersOut() throws {
+        let dir = TestPaths.makeTempDirectory("control-names")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let name = "lunch\nsecond line\u{1B}[2J.jpg"
+        try FileManager.default.copyItem(atPath: TestPaths.repoRoot + "/samples/banana.jpg", toPath: dir + "/" + name)
+        let text = try runProcess(foodmomentBinary, ["analyze", dir, "--decode-only", "--no-journal"],
+                                  environment: ["FOODMOMENT_HOME": emptyHome, "PATH": "/usr/bin:/bin"])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(!text.stdout.contains("\u{1B}"), "no escape byte reaches the terminal: \(text.stdout)")
+        let lines = text.stdout.split(separator: "\n")
+        #expect(lines.count == 2 && lines.last?.hasPrefix("1 files, 1 ok") == true, "one line for the photo, then the summary: \(lines)")
+        #expect(lines.first?.contains("lunch\\nsecond line\\u{1B}[2J.jpg") == true, "\(text.stdout)")
+
+        let json = try runProcess(foodmomentBinary, ["analyze", dir, "--decode-only", "--json", "--no-journal"],
+                                  environment: ["FOODMOMENT_HOME": emptyHome, "PATH": "/usr/bin:/bin"])
+        let results = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]]
+        #expect(results?.first?["file"] as? String == dir + "/" + name, "JSON keeps the exact name")
+    }
+}
