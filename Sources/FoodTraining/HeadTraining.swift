@@ -35,6 +35,38 @@ public struct DetectionRecord: Sendable, Codable {
     public var portion: String?
     public var split: String?
     public var coins: [Coin]?
+    /// ECUSTFD `mix` photos: the single portions that photograph the same physical items (`["apple008", "banana008"]`).
+    public var sameItemsAsPortions: [String]?
+
+    enum CodingKeys: String, CodingKey {
+        case image, width, height, boxes, grams, source, group, portion, split, coins
+        case sameItemsAsPortions = "same_items_as_portions"
+    }
+
+    /// Portion → the physical items it shows, as one id per set of portions that share an item (a `mix` portion and
+    /// the single portions it re-uses get the same id, the smallest of their names); other portions are their own.
+    /// Holding out by this id keeps the same apple out of both sides of a split.
+    public static func physicalItems(_ records: [DetectionRecord]) -> [String: String] {
+        var parent: [String: String] = [:]
+        func find(_ p: String) -> String {
+            var root = p
+            while let next = parent[root], next != root { root = next }
+            return root
+        }
+        func union(_ a: String, _ b: String) {
+            let (ra, rb) = (find(a), find(b))
+            if ra != rb { parent[max(ra, rb)] = min(ra, rb) }
+        }
+        for r in records {
+            guard let p = r.portion else { continue }
+            if parent[p] == nil { parent[p] = p }
+            for other in r.sameItemsAsPortions ?? [] {
+                if parent[other] == nil { parent[other] = other }
+                union(p, other)
+            }
+        }
+        return Dictionary(uniqueKeysWithValues: parent.keys.map { ($0, find($0)) })
+    }
 
     /// A reference coin (ECUSTFD: the 1-yuan coin, 25 mm).
     public struct Coin: Sendable, Codable {

@@ -256,6 +256,9 @@ struct TrainReferenceCommand: AsyncParsableCommand {
     func run() async throws {
         let records = try DetectionRecord.load(jsonl: data)
         let train = records.filter { $0.split == "train" && ($0.coins?.count ?? 0) == 1 }
+        // The folds hold out physical items: a mix photo's apple is the same apple as its single portion's.
+        let items = DetectionRecord.physicalItems(records)
+        @Sendable func item(_ r: DetectionRecord) -> String { r.portion.map { items[$0] ?? $0 } ?? r.image }
         let ecustfdNames = Set(records.map { URL(fileURLWithPath: $0.image).lastPathComponent })
         var negativePhotos: [String] = []
         for dir in negatives {
@@ -327,7 +330,7 @@ struct TrainReferenceCommand: AsyncParsableCommand {
                 guard let coin = r.coins?.first, let grams = r.grams else { continue }
                 let diameter = max(coin.w * Double(r.width), coin.h * Double(r.height))
                 let mm = model.coinDiameterMM / diameter
-                for b in r.boxes { if let g = grams[b.label] { samples.append((b.label, b.w * Double(r.width) * b.h * Double(r.height) * mm * mm / 100, g, r.portion ?? r.image)) } }
+                for b in r.boxes { if let g = grams[b.label] { samples.append((b.label, b.w * Double(r.width) * b.h * Double(r.height) * mm * mm / 100, g, item(r))) } }
             }
         } else {
             // The recognisers as loaded (food top, cell detector, plate head: analyze's own labels and boxes) with the
@@ -345,7 +348,7 @@ struct TrainReferenceCommand: AsyncParsableCommand {
                     var local: [(String, Double, Double, String)] = []
                     for b in r.boxes {
                         guard let g = grams[b.label], let f = rec.foods.filter({ $0.label == b.label }).max(by: { $0.box.iou(b.normalized) < $1.box.iou(b.normalized) }) else { continue }
-                        local.append((b.label, f.box.w * Double(decoded.image.width) * f.box.h * Double(decoded.image.height) * mm * mm / 100, g, r.portion ?? r.image))
+                        local.append((b.label, f.box.w * Double(decoded.image.width) * f.box.h * Double(decoded.image.height) * mm * mm / 100, g, item(r)))
                     }
                     lock.lock(); samples += local.map { ($0.0, $0.1, $0.2, $0.3) }; found += 1; lock.unlock()
                 }
@@ -364,7 +367,7 @@ struct TrainReferenceCommand: AsyncParsableCommand {
         fitted.note = "foodmoment dev train-reference --fit \(fit): coin head on \(xs.count) cells of \(maps) (\(ys.filter { $0 == 1 }.count) coin) "
             + "from \(train.count) ECUSTFD train photos + \(negativePhotos.count) photos without coins; k (and, where chosen, the exponent) per label "
             + "from log grams on log area_cm² over \(samples.count) foods of the ECUSTFD train split (labels with < 3 foods use fallback_k); "
-            + (folds >= 2 ? "exponent chosen by MAE % on held-out portions (\(folds) folds of the train portions, by a hash): " : "exponent chosen by in-sample train MAE %: ") + trial.map { $0.exponent < 0 ? String(format: "per label → %.1f %%", $0.maePercent) : String(format: "%.2f → %.1f %%", $0.exponent, $0.maePercent) }.joined(separator: ", ") + "."
+            + (folds >= 2 ? "exponent chosen by MAE % on held-out portions (\(folds) folds of the train portions by a hash, a mix photo's portion with the single portions of its items): " : "exponent chosen by in-sample train MAE %: ") + trial.map { $0.exponent < 0 ? String(format: "per label → %.1f %%", $0.maePercent) : String(format: "%.2f → %.1f %%", $0.exponent, $0.maePercent) }.joined(separator: ", ") + "."
         try Output.json(fitted).write(toFile: out + "/reference.json", atomically: true, encoding: .utf8)
         print("wrote \(out)/coin-head.json and \(out)/reference.json (\(fitted.k.count) labels, fallback k \(fitted.fallbackK))")
     }

@@ -22,6 +22,23 @@ import Testing
         #expect(g[5] == g[6] && g[5] != g[4])
     }
 
+    /// ECUSTFD's `mix` photos show the same physical items as some single portions (`same_items_as_portions`): one id
+    /// for all of them, chained (mix003 = apple014 + qiwi006, and a second mix re-using qiwi006), read from the JSON.
+    @Test func aMixPortionAndTheSinglePortionsOfItsItemsAreOneItem() throws {
+        let lines = [
+            #"{"image": "a.jpg", "width": 1, "height": 1, "boxes": [], "portion": "apple014"}"#,
+            #"{"image": "b.jpg", "width": 1, "height": 1, "boxes": [], "portion": "mix003", "same_items_as_portions": ["apple014", "qiwi006"]}"#,
+            #"{"image": "c.jpg", "width": 1, "height": 1, "boxes": [], "portion": "mix009", "same_items_as_portions": ["qiwi006"]}"#,
+            #"{"image": "d.jpg", "width": 1, "height": 1, "boxes": [], "portion": "apple015"}"#,
+            #"{"image": "e.jpg", "width": 1, "height": 1, "boxes": []}"#,
+        ]
+        let records = try lines.map { try JSONDecoder().decode(DetectionRecord.self, from: Data($0.utf8)) }
+        #expect(records[1].sameItemsAsPortions == ["apple014", "qiwi006"])
+        let items = DetectionRecord.physicalItems(records)
+        #expect(items == ["apple014": "apple014", "mix003": "apple014", "qiwi006": "apple014", "mix009": "apple014",
+                          "apple015": "apple015"])
+    }
+
     @Test func aHeldOutGroupTakesAllItsPhotosAndNoGroupsMeansPerPhoto() {
         // 40 photos of two labels in groups of four (a portion's shots); 25 % held out.
         let labels = (0..<40).map { $0 < 20 ? 0 : 1 }
