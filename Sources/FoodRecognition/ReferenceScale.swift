@@ -81,7 +81,7 @@ public struct ReferenceModel: Sendable, Codable, Equatable {
     /// geometric mean over all). The candidates are each exponent of `exponents` (one for all labels) and, with
     /// `perLabelMinCount` > 0, a least-squares slope per label with that many samples (the best single exponent for
     /// the others). Without `groups` the candidate with the lowest in-sample mean absolute % error is kept. With
-    /// `groups` (one per sample: the photographed portion) and `folds` ≥ 2, each candidate is judged on samples it was
+    /// `groups` (one per sample: what was photographed, e.g. the weighed portion) and `folds` ≥ 2, each candidate is judged on samples it was
     /// not fitted on — the groups split into `folds` by a hash, every fold predicted by the candidate fitted on the
     /// others — since the in-sample error always favours the per-label slopes' extra parameters; the chosen
     /// candidate is then fitted on all samples. `trial` reports every candidate's error (exponent −1: per label).
