@@ -46,20 +46,20 @@ public struct FileWalker: Sendable {
         }
         for name in names.sorted() where !name.hasPrefix(".") {
             let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
-            var isDir: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+            switch FileKind(path: path) {
+            case nil:
                 items.append(.skipped(path: path, reason: "broken link"))
-                continue
-            }
-            if isDir.boolValue {
+            case .folder?:
                 walk(directory: path, into: &items, visited: &visited)
-            } else if let reason = FileKind.notRegular(path) {
+            case .other(let reason)?:
                 // A named pipe, socket or device: opening or reading one can wait forever, and it is no photo.
                 items.append(.skipped(path: path, reason: reason))
-            } else if !Self.hasImageName(path), let reason = Self.notAnImageReason(path) {
-                items.append(.skipped(path: path, reason: reason))
-            } else {
-                items.append(.photo(path: path))
+            case .regular?:
+                if !Self.hasImageName(path), let reason = Self.notAnImageReason(path) {
+                    items.append(.skipped(path: path, reason: reason))
+                } else {
+                    items.append(.photo(path: path))
+                }
             }
         }
     }

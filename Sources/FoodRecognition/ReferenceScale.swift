@@ -95,21 +95,21 @@ public struct ReferenceModel: Sendable, Codable, Equatable {
         func make(_ candidate: Double, _ data: [(label: String, areaCm2: Double, grams: Double)]) -> ReferenceModel {
             if candidate >= 0 { return fitted(data, exponent: candidate, minCount: minCount) }
             let base = exponents.map { fitted(data, exponent: $0, minCount: minCount) }
-                .min { meanError($0, data) < meanError($1, data) } ?? ReferenceModel()
+                .map { ($0, meanError($0, data)) }.min { $0.1 < $1.1 }?.0 ?? ReferenceModel()
             return withPerLabelSlopes(base, data, minCount: perLabelMinCount)
         }
         var errors: [Double]
         if let groups, folds >= 2 {
             let fold = keep.map { Int(SplitMix64.fnv1a(groups[$0]) % UInt64(folds)) }
+            // Each fold: its samples, and the others' to fit on.
+            let splits = (0..<folds).map { f in
+                (held: usable.indices.filter { fold[$0] == f }.map { usable[$0] }, rest: usable.indices.filter { fold[$0] != f }.map { usable[$0] })
+            }.filter { !$0.held.isEmpty }
             errors = candidates.map { candidate in
-                var sum = 0.0
-                for f in 0..<folds {
-                    let held = usable.indices.filter { fold[$0] == f }
-                    guard !held.isEmpty else { continue }
-                    let model = make(candidate, usable.indices.filter { fold[$0] != f }.map { usable[$0] })
-                    sum += held.reduce(0) { $0 + model.percentError(usable[$1]) }
-                }
-                return sum / Double(max(usable.count, 1))
+                splits.reduce(0.0) { sum, split in
+                    let model = make(candidate, split.rest)
+                    return sum + split.held.reduce(0) { $0 + model.percentError($1) }
+                } / Double(max(usable.count, 1))
             }
         } else {
             errors = candidates.map { meanError(make($0, usable), usable) }

@@ -330,7 +330,11 @@ public enum ImageDecoder {
         defer { close(fd) }
         var st = stat()
         if fstat(fd, &st) != 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
-        if (st.st_mode & S_IFMT) != S_IFREG { throw .unreadable(path: path, reason: FileKind.notRegularReason(st.st_mode)) }
+        switch FileKind(mode: st.st_mode) {
+        case .regular: break
+        case .folder: throw .unreadable(path: path, reason: "a folder, not a file")
+        case .other(let reason): throw .unreadable(path: path, reason: reason)
+        }
         let size = Int(st.st_size)
         if size > maxBytes { throw .fileTooLarge(bytes: size, limit: maxBytes) }
         // An empty array must not come from `unsafeUninitializedCapacity: 0`: that writes the count into the
@@ -401,22 +405,28 @@ package enum JPEGEighthDecoders {
     }
 }
 
-/// What a path is when it is not a regular file, in a user's words (batch walks skip such files; a read refuses them).
-public enum FileKind {
-    static func notRegularReason(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFIFO: "not a regular file (a named pipe)"
-        case S_IFSOCK: "not a regular file (a socket)"
-        case S_IFCHR, S_IFBLK: "not a regular file (a device)"
-        case S_IFDIR: "a folder, not a file"
-        default: "not a regular file"
-        }
+/// What a path is (links followed), as a folder walk and a read need to know it. A named pipe, socket or device is
+/// never a photo, and opening or reading one can wait forever, so both refuse it with `reason`.
+public enum FileKind: Equatable, Sendable {
+    case regular
+    case folder
+    case other(reason: String)
+
+    /// What `path` is; nil when it cannot be examined (missing, a broken link, a folder on the way not searchable).
+    public init?(path: String) {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        self.init(mode: st.st_mode)
     }
 
-    /// Why `path` (links followed) is not a regular file; nil when it is one or cannot be examined (the read says why).
-    public static func notRegular(_ path: String) -> String? {
-        var st = stat()
-        guard stat(path, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG else { return nil }
-        return notRegularReason(st.st_mode)
+    init(mode: mode_t) {
+        switch mode & S_IFMT {
+        case S_IFREG: self = .regular
+        case S_IFDIR: self = .folder
+        case S_IFIFO: self = .other(reason: "not a regular file (a named pipe)")
+        case S_IFSOCK: self = .other(reason: "not a regular file (a socket)")
+        case S_IFCHR, S_IFBLK: self = .other(reason: "not a regular file (a device)")
+        default: self = .other(reason: "not a regular file")
+        }
     }
 }
