@@ -81,10 +81,10 @@ public struct ReferenceModel: Sendable, Codable, Equatable {
     /// geometric mean over all). The candidates are each exponent of `exponents` (one for all labels) and, with
     /// `perLabelMinCount` > 0, a least-squares slope per label with that many samples (the best single exponent for
     /// the others). Without `groups` the candidate with the lowest in-sample mean absolute % error is kept. With
-    /// `groups` (one per sample: what was photographed, e.g. the weighed portion) and `folds` ≥ 2, each candidate is judged on samples it was
-    /// not fitted on — the groups split into `folds` by a hash, every fold predicted by the candidate fitted on the
-    /// others — since the in-sample error always favours the per-label slopes' extra parameters; the chosen
-    /// candidate is then fitted on all samples. `trial` reports every candidate's error (exponent −1: per label).
+    /// `groups` (one per sample: what was photographed, e.g. the weighed portion) and `folds` ≥ 2, each candidate is
+    /// judged on samples it was not fitted on — the groups split into `folds` by a hash, every fold predicted by the
+    /// candidate fitted on the others — since the in-sample error always favours the per-label slopes' extra
+    /// parameters; the chosen candidate is then fitted on all samples. `trial` reports every candidate's error (exponent −1: per label).
     public static func fit(samples: [(label: String, areaCm2: Double, grams: Double)], exponents: [Double] = [1.5],
                            minCount: Int = 3, perLabelMinCount: Int = 0, groups: [String]? = nil,
                            folds: Int = 5) -> (model: ReferenceModel, trial: [(exponent: Double, maePercent: Double)]) {
@@ -98,7 +98,7 @@ public struct ReferenceModel: Sendable, Codable, Equatable {
                 .map { ($0, meanError($0, data)) }.min { $0.1 < $1.1 }?.0 ?? ReferenceModel()
             return withPerLabelSlopes(base, data, minCount: perLabelMinCount)
         }
-        var errors: [Double]
+        let errors: [Double]
         if let groups, folds >= 2 {
             let fold = keep.map { Int(SplitMix64.fnv1a(groups[$0]) % UInt64(folds)) }
             // Each fold: its samples, and the others' to fit on.
