@@ -323,8 +323,9 @@ struct TrainReferenceCommand: AsyncParsableCommand {
         model.minEdgeSupport = minEdgeSupport
         let finder = try CoinFinder(head: head, model: model)
 
-        // With the portion each sample shows, so the exponent is judged on portions it was not fitted on.
-        nonisolated(unsafe) var samples: [(label: String, areaCm2: Double, grams: Double, portion: String)] = []
+        // With the physical item each sample shows, so the exponent is judged on items it was not fitted on.
+        typealias Sample = (label: String, areaCm2: Double, grams: Double, item: String)
+        nonisolated(unsafe) var samples: [Sample] = []
         if fit == "truth" {
             for r in train {
                 guard let coin = r.coins?.first, let grams = r.grams else { continue }
@@ -345,22 +346,22 @@ struct TrainReferenceCommand: AsyncParsableCommand {
                     guard let grams = r.grams, case .success(let (decoded, _)) = decoder.decode(path: r.image),
                           let rec = try? withCoin[w].recognize(decoded.image), let ref = rec.reference else { continue }
                     let mm = ref.millimetresPerPixel
-                    var local: [(String, Double, Double, String)] = []
+                    var local: [Sample] = []
                     for b in r.boxes {
                         guard let g = grams[b.label], let f = rec.foods.filter({ $0.label == b.label }).max(by: { $0.box.iou(b.normalized) < $1.box.iou(b.normalized) }) else { continue }
                         local.append((b.label, f.box.w * Double(decoded.image.width) * f.box.h * Double(decoded.image.height) * mm * mm / 100, g, item(r)))
                     }
-                    lock.lock(); samples += local.map { ($0.0, $0.1, $0.2, $0.3) }; found += 1; lock.unlock()
+                    lock.lock(); samples += local; found += 1; lock.unlock()
                 }
             }
             Output.note("train-reference: coin found in \(found) of \(train.count) train photos")
         }
         let exponents = exponent.isEmpty ? stride(from: 0.0, through: 1.5, by: 0.25).map { $0 } : exponent
         // Threads append in any order: sorted, the fit (and its sums) is the same every run.
-        samples.sort { ($0.portion, $0.label, $0.areaCm2, $0.grams) < ($1.portion, $1.label, $1.areaCm2, $1.grams) }
+        samples.sort { ($0.item, $0.label, $0.areaCm2, $0.grams) < ($1.item, $1.label, $1.areaCm2, $1.grams) }
         let (fittedModel, trial) = ReferenceModel.fit(samples: samples.map { ($0.label, $0.areaCm2, $0.grams) }, exponents: exponents,
                                                       perLabelMinCount: perLabelMinCount,
-                                                      groups: folds >= 2 ? samples.map(\.portion) : nil, folds: folds)
+                                                      groups: folds >= 2 ? samples.map(\.item) : nil, folds: folds)
         var fitted = fittedModel
         fitted.cellThreshold = cellThreshold
         fitted.minEdgeSupport = minEdgeSupport
