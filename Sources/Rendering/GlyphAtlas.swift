@@ -82,7 +82,7 @@ public struct GlyphAtlas: Sendable {
     /// SHA-256 of `glyph-atlas.fmga`, printed by `tools/glyphs/make_glyph_atlas.py` when it writes the
     /// file. Compiled bytes that do not hash to it (a regenerated atlas without this update, a damaged checkout)
     /// are refused.
-    public static let embeddedSHA256 = "9f28380669303e9c7bc4af2cec1a267b0b71a672f9b29d6b92462bbf0e480519"
+    public static let embeddedSHA256 = "cf76a7cb964207d3232a58b2c88ea4adc530cb414e7d4e79105c7f4ca1133899"
 
     /// The embedded atlas, checksummed and parsed once, on first use.
     private static let embeddedResult: Result<GlyphAtlas, RenderingError> = Result { () throws(RenderingError) in
