@@ -510,7 +510,10 @@ fm_status fm_heif_decode_rgb(const uint8_t *data, size_t size, int use_thumbnail
         struct heif_image_handle *target = source ? source : handle;
         int w = fm_heif_lib.heif_image_handle_get_width(target), h = fm_heif_lib.heif_image_handle_get_height(target);
         int side = w > h ? w : h;
-        fm_heif_lib.heif_context_set_maximum_image_size_limit(ctx, (side > 0 ? side : 0) + 1);
+        // The limit also applies to the coded bitstream (libheif 1.15.1-1+deb12u2, GHSA-v8qw-hwjv-44hw), whose size is
+        // padded to whole coding blocks (64 px for HEVC, 128 for AV1): a 48x32 photo is coded 64x64. Round up to 128.
+        int limit = side > 0 ? ((side + 127) / 128) * 128 : 0;
+        fm_heif_lib.heif_context_set_maximum_image_size_limit(ctx, limit + 1);
         // Rotation and mirroring (irot/imir) are applied, so the result is upright; 10-bit photos become 8-bit.
         options->ignore_transformations = 0;
         options->convert_hdr_to_8bit = 1;

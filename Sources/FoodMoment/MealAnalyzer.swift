@@ -129,9 +129,10 @@ public final class MealAnalyzer: @unchecked Sendable {
 
     public func display(_ label: String) -> LabelDisplay { displays[label] ?? .fallback(label) }
 
-    /// Each label's household portion, the base of stage 1's grams.
+    /// Each label's household portion, the base of stage 1's grams, and each dish's generic kind.
     public static func portions(from db: NutritionDatabase?) -> PortionTable {
-        PortionTable(grams: (db?.labels ?? [:]).mapValues(\.portionGrams))
+        let labels = db?.labels ?? [:]
+        return PortionTable(grams: labels.mapValues(\.portionGrams), kinds: labels.compactMapValues(\.parent))
     }
 
     /// Label display data (names, emoji, colour, portion) from the nutrition database's labels.

@@ -126,7 +126,9 @@ public struct PhotoResult: Sendable, Codable, Equatable {
         try c.encodeIfPresent(error, forKey: .error)
         try c.encodeIfPresent(foods, forKey: .foods)
         try c.encodeIfPresent(unknown, forKey: .unknown)
-        try c.encodeIfPresent(top, forKey: .top)
+        // Four decimals: 176 labels leave most probabilities tiny, and 0.0001293184 is noise to a reader.
+        try c.encodeIfPresent(top?.map { LabelScore(label: $0.label, probability: ($0.probability * 10_000).rounded() / 10_000) },
+                              forKey: .top)
         try c.encodeIfPresent(timings, forKey: .timings)
         try c.encodeIfPresent(precision, forKey: .precision)
         try c.encodeIfPresent(reference, forKey: .reference)

@@ -6,10 +6,13 @@ import Foundation
 /// them; portioning scales them by the food's share of a plate or a coin's scale).
 public struct PortionTable: Sendable, Equatable {
     public var grams: [String: Double]
+    /// The generic kind of each dish label (`ramen` → `noodle_soup`, labels.json `parent`): the answer when the head
+    /// is too unsure of the dish to name it (`OpenSetRule`).
+    public var kinds: [String: String]
     /// For labels with no entry (e.g. a food the user taught with `learn`).
     public static let fallbackGrams: Double = 150
 
-    public init(grams: [String: Double] = [:]) { self.grams = grams }
+    public init(grams: [String: Double] = [:], kinds: [String: String] = [:]) { self.grams = grams; self.kinds = kinds }
 
     public func grams(for label: String) -> Double { grams[label] ?? Self.fallbackGrams }
 }
@@ -115,6 +118,8 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     /// come from that pass's map (`plate-cell-head.json`, a cell head trained on it); every other photo's boxes, and
     /// every coin, come from the fused map. A plate's items are too small on the whole-photo pass's maps.
     public var localisationPassForPlates: Bool = false
+    /// How sure the head must be to name a dish it may never have been taught; nil = the head's best label always.
+    public var openSet: OpenSetRule?
     public var note: String = "defaults"
 
     public init() {}
@@ -122,7 +127,7 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case unknownThreshold, cellThreshold, singleFoodCellThreshold, candidateThreshold, foodContextThreshold, confidentFoodProbability
         case matcherThreshold, embeddingSource, consolidate, keepAspect, note
-        case localisationGate, fusedMapBlocks, localisationPassForPlates
+        case localisationGate, fusedMapBlocks, localisationPassForPlates, openSet
         // The file format's keys keep their original spelling.
         case localizationSize = "localisationSize", localizer = "localiser"
     }
@@ -147,7 +152,60 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
         localisationGate = try c.decodeIfPresent(LocalisationGate.self, forKey: .localisationGate)
         fusedMapBlocks = try c.decodeIfPresent([Int].self, forKey: .fusedMapBlocks)
         localisationPassForPlates = try c.decodeIfPresent(Bool.self, forKey: .localisationPassForPlates) ?? d.localisationPassForPlates
+        openSet = try c.decodeIfPresent(OpenSetRule.self, forKey: .openSet)
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? d.note
+    }
+}
+
+/// A photo of a dish the head was never taught still gets a label from it, often confidently (a bowl of mapo tofu
+/// came back "curry"). So a single dish (not a shared plate) is named only when the head is sure enough of it;
+/// otherwise it is the generic kind its likeliest labels share (`PortionTable.kinds`: ramen and pho are both
+/// `noodle_soup`), when they add up to enough, and else "unknown" with the head's best guesses in `top`.
+/// Both numbers are chosen by leaving whole classes out of training (tools/models/open-set; docs/recognition.md).
+public struct OpenSetRule: Sendable, Codable, Equatable {
+    /// A dish's head probability must reach this for the photo to be named that dish.
+    public var minDishProbability: Float
+    /// Below it, the labels of one kind (the kind's own label included) must add up to this for the kind.
+    public var minKindProbability: Float
+    /// The confidence a named single dish is given, as (head probability, confidence) points joined by straight
+    /// lines: the chance that the dish is right for a photo that may show a dish outside the vocabulary (fitted on
+    /// held-out and left-out classes; the share of those the curve assumes is in `note`). The head's probability
+    /// only says how the taught dishes compare; nil = the head's probability as it is.
+    public var confidenceCurve: [[Float]]?
+    public var note: String?
+
+    public init(minDishProbability: Float, minKindProbability: Float, confidenceCurve: [[Float]]? = nil, note: String? = nil) {
+        self.minDishProbability = minDishProbability
+        self.minKindProbability = minKindProbability
+        self.confidenceCurve = confidenceCurve
+        self.note = note
+    }
+
+    /// The confidence for a head probability, read off `confidenceCurve` (clamped to its ends).
+    public func confidence(headProbability p: Float) -> Float {
+        guard let points = confidenceCurve?.filter({ $0.count == 2 }).sorted(by: { $0[0] < $1[0] }),
+              let first = points.first, let last = points.last else { return p }
+        if p <= first[0] { return first[1] }
+        if p >= last[0] { return last[1] }
+        for (a, b) in zip(points, points.dropFirst()) where p <= b[0] {
+            let t = b[0] > a[0] ? (p - a[0]) / (b[0] - a[0]) : 1
+            return a[1] + t * (b[1] - a[1])
+        }
+        return last[1]
+    }
+
+    /// The generic answer for an unsure head: the kind whose labels' probabilities add up most, when that reaches
+    /// `minKindProbability`; nil = unknown. `scores` is the head's whole distribution.
+    public func kind(for scores: [LabelScore], kinds: [String: String]) -> LabelScore? {
+        guard !kinds.isEmpty else { return nil }
+        let kindLabels = Set(kinds.values)
+        var mass: [String: Float] = [:]
+        for s in scores {
+            if let k = kinds[s.label] { mass[k, default: 0] += s.probability } else if kindLabels.contains(s.label) { mass[s.label, default: 0] += s.probability }
+        }
+        guard let best = mass.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }),
+              best.value >= minKindProbability else { return nil }
+        return LabelScore(label: best.key, probability: best.value)
     }
 }
 
@@ -242,6 +300,8 @@ public final class FoodRecognizer: @unchecked Sendable {
     public let portions: PortionTable
     /// Grams of a food alone in a photo without a coin (`models/food-head/photo-portions.json`); nil = its portion.
     public let photoPortions: PhotoPortionModel?
+    /// Reads a small photo's embedding as a full-size photo's (`models/food-head/low-res-map.json`); nil = as it is.
+    public let lowResolutionMap: LowResolutionMap?
     /// The head with the feature standardisation `(x - mean) * scale` folded in (logit_c(x) = Σ_k w'[c,k]·x_k + b'_c),
     /// as a 1×1 convolution that gives every cell of a feature map its logits.
     private let cellHead: PointwiseConv2D
@@ -251,8 +311,10 @@ public final class FoodRecognizer: @unchecked Sendable {
     public init(backbone: EfficientNetLite0, head: SoftmaxHead, matcher: PrototypeMatcher? = nil,
                 calibration: RecognitionCalibration = .init(), portions: PortionTable = .init(),
                 coinFinder: CoinFinder? = nil, cellDetector: CellDetector? = nil, foodTop: FoodTop? = nil,
-                plateHead: PlateHeadModel? = nil, photoPortions: PhotoPortionModel? = nil, plateCellDetector: CellDetector? = nil) {
+                plateHead: PlateHeadModel? = nil, photoPortions: PhotoPortionModel? = nil, plateCellDetector: CellDetector? = nil,
+                lowResolutionMap: LowResolutionMap? = nil) {
         self.backbone = backbone
+        self.lowResolutionMap = lowResolutionMap
         self.plateCellDetector = plateCellDetector
         self.photoPortions = photoPortions
         self.plateHead = plateHead
@@ -325,7 +387,8 @@ public final class FoodRecognizer: @unchecked Sendable {
                               cellDetector: try parts.flatMap { try cellDetector?.splitting(channels: $0) } ?? cellDetector, foodTop: foodTop,
                               plateHead: try PlateHeadModel.load(modelsDirectory: modelsDirectory),
                               photoPortions: try PhotoPortionModel.load(modelsDirectory: modelsDirectory),
-                              plateCellDetector: plateCellDetector)
+                              plateCellDetector: plateCellDetector,
+                              lowResolutionMap: try LowResolutionMap.load(directory: topDirectory))
     }
 
     /// Channels of the map the cell detector and the coin finder read under `calibration`.
@@ -359,7 +422,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         self.backbone = backbone
         head = other.head; foodTop = other.foodTop; matcher = other.matcher; coinFinder = other.coinFinder
         cellDetector = other.cellDetector; plateHead = other.plateHead; calibration = other.calibration
-        plateCellDetector = other.plateCellDetector
+        plateCellDetector = other.plateCellDetector; lowResolutionMap = other.lowResolutionMap
         portions = other.portions; photoPortions = other.photoPortions; cellHead = other.cellHead
     }
 
@@ -371,7 +434,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         FoodRecognizer(backbone: backbone, head: head, matcher: matcher, calibration: calibration, portions: portions,
                        coinFinder: coinFinder ?? self.coinFinder, cellDetector: cellDetector ?? self.cellDetector, foodTop: foodTop,
                        plateHead: plateHead ?? self.plateHead, photoPortions: photoPortions ?? self.photoPortions,
-                       plateCellDetector: plateCellDetector)
+                       plateCellDetector: plateCellDetector, lowResolutionMap: lowResolutionMap)
     }
 
 
@@ -607,7 +670,11 @@ public final class FoodRecognizer: @unchecked Sendable {
             t = now
         }
         let passes = try forwardPasses(image, lap: lap)
-        let (embedding, features) = (passes.embedding, passes.features)
+        var (embedding, features) = (passes.embedding, passes.features)
+        // A thumbnail is read the way the head was taught thumbnails (see `LowResolutionMap`).
+        if let lowResolutionMap, lowResolutionMap.applies(width: image.width, height: image.height) {
+            embedding = try lowResolutionMap.apply(embedding, head: head)
+        }
         let foodMass = FoodContext.mass(logits: passes.logits)
         let top = try head.predict(embedding)
         // Learned foods are taught with the same food embedding (`learn` uses `embeddings(of:)`).
@@ -625,8 +692,8 @@ public final class FoodRecognizer: @unchecked Sendable {
             // A confident whole-photo label, or (a shared plate) confident regions of the map.
             let confident = (top.first?.probability ?? 0) >= calibration.unknownThreshold
             let size = (image.width, image.height)
+            let plate = try plateHead?.isPlate(embedding) ?? false
             if let cellDetector, calibration.localizer != .cam {
-                let plate = try plateHead?.isPlate(embedding) ?? false
                 if let plateCells = plateCellDetector,
                    RegionRules.isPlate(plateHeadSays: plate, global: top, model: plateCells.model, cellLabels: plateCells.classes) {
                     let passMap = try localisationPassMap(image)
@@ -639,6 +706,23 @@ public final class FoodRecognizer: @unchecked Sendable {
             if foods.isEmpty {
                 foods = localize(map: try passes.foodMap(), global: top, includeBest: confident, reference: reference,
                                  imageSize: size)
+            }
+            if let rule = calibration.openSet, let best = top.first, best.probability < rule.minDishProbability, !plate {
+                // One dish the head is unsure of: its kind over the regions found, or nothing named.
+                if let kind = rule.kind(for: top, kinds: portions.kinds) {
+                    let box = foods.dropFirst().reduce(foods.first?.box ?? .whole) { $0.union($1.box) }
+                    foods = [RecognizedFood(label: kind.label, confidence: (Double(kind.probability) * 1000).rounded() / 1000, box: box,
+                                            grams: portions.grams(for: kind.label), gramsSource: .defaultPortion, source: .model)]
+                } else {
+                    foods = []
+                }
+            } else if let rule = calibration.openSet, rule.confidenceCurve != nil, let best = top.first, !plate {
+                // A single dish named: no surer than the chance it is right with dishes outside the vocabulary counted
+                // in (a region's own confidence only says how sure its cells are of the label among the taught ones).
+                let confidence = (Double(rule.confidence(headProbability: best.probability)) * 1000).rounded() / 1000
+                for i in foods.indices where foods[i].label == best.label && foods[i].source == .model {
+                    foods[i].confidence = min(foods[i].confidence, confidence)
+                }
             }
             unknown = foods.isEmpty
         } else {

@@ -143,13 +143,21 @@ public enum TrainingSet {
 /// Backbone embeddings for training and learning, on several threads (one network instance per thread).
 public final class EmbeddingExtractor: @unchecked Sendable {
     private let networks: [EfficientNetLite0]
+    /// When set, `embed` gives the food embedding (this top over its tap block's output), the one a head next to a
+    /// shipped `food-top.json` reads; else the backbone's own pooled embedding.
+    public let foodTop: FoodTop?
+    /// The side of the square views `embed` feeds the network (nil = its own input size, 224 for Lite0): 64 reads a
+    /// photo as a thumbnail does.
+    public var viewSize: Int?
 
-    public init(modelDirectory: String, threads: Int) throws {
+    public init(modelDirectory: String, threads: Int, foodTop: FoodTop? = nil) throws {
         networks = try (0..<max(1, threads)).map { _ in try EfficientNetLite0(modelDirectory: modelDirectory) }
+        self.foodTop = foodTop
     }
 
-    public init(networks: [EfficientNetLite0]) {
+    public init(networks: [EfficientNetLite0], foodTop: FoodTop? = nil) {
         self.networks = networks
+        self.foodTop = foodTop
     }
 
 
@@ -202,12 +210,24 @@ public final class EmbeddingExtractor: @unchecked Sendable {
                       progress: (@Sendable (Int, Int) -> Void)? = nil) -> (embeddings: [[[Float]]], failures: [Failure]) {
         let lock = NSLock()
         nonisolated(unsafe) var results = [[[Float]]](repeating: [], count: samples.count)
-        let size = networks[0].inputSize
+        let size = viewSize ?? networks[0].inputSize
         let failures = forEachSample(samples, seed: seed, progress: progress) { image, region, rng in
             Self.views(of: image, region: region, count: views, size: size, rng: &rng)
-        } use: { i, net, inputs in
-            let outs = try net.forward(inputs)
-            lock.lock(); results[i] = outs.map(\.embedding); lock.unlock()
+        } use: { [foodTop] i, net, inputs in
+            let embeddings: [[Float]]
+            if let foodTop {
+                let outs = try net.forward(inputs, includeBlockOutput: true, blockOutputIndex: foodTop.tapBlock,
+                                           stopAtBlockOutput: !foodTop.blocks.isEmpty)
+                embeddings = try outs.map { out in
+                    guard let block = out.blockOutput else {
+                        throw FoodVisionError.invalidInput(reason: "backbone returned no block output for the food top")
+                    }
+                    return try foodTop.embedding(blockOutput: block)
+                }
+            } else {
+                embeddings = try net.forward(inputs).map(\.embedding)
+            }
+            lock.lock(); results[i] = embeddings; lock.unlock()
         }
         return (results, failures)
     }

@@ -22,9 +22,12 @@ public struct FoodLabel: Sendable, Codable, Equatable {
     public var portionGrams: Double
     public var portion: String
     public var aliases: Aliases
+    /// The generic kind this dish is one of (`ramen` → `noodle_soup`), itself a label with its own nutrition row: what
+    /// stage 1 answers when it cannot tell which dish of the kind a photo shows. nil for kinds and plain foods.
+    public var parent: String?
 
     enum CodingKeys: String, CodingKey {
-        case label, name, nameZh = "name_zh", emoji, color, food, portionGrams = "portion_grams", portion, aliases
+        case label, name, nameZh = "name_zh", emoji, color, food, portionGrams = "portion_grams", portion, aliases, parent
     }
 
     struct File: Codable {

@@ -36,6 +36,11 @@ struct TrainCommand: AsyncParsableCommand {
     @Option(help: "Learning rate (Adam).") var learningRate: Float = 0.001
     @Option(help: "Embedding cache: reused when present (same data and options), written otherwise.") var cache: String?
     @Option(help: "Leave out photos of these sources (comma-separated names from the MANIFEST.csv beside --data), for cross-source evaluation.") var excludeSource: String?
+    @Option(help: "Embedding the head reads: backbone (the network's own; `finetune` starts from it) or food (the shipped food top's, models/food-head/food-top.*: a head that goes with that top as it is, no finetune).") var embedding: HeadEmbedding = .backbone
+
+    @Option(help: "Side of the square views the network reads (default its own, 224; 64 reads every photo as a thumbnail).") var viewSize: Int?
+
+    enum HeadEmbedding: String, ExpressibleByArgument, CaseIterable { case backbone, food }
 
     func validate() throws {
         var isDir: ObjCBool = false
@@ -66,7 +71,10 @@ struct TrainCommand: AsyncParsableCommand {
             Output.note("train: \(xs.count) embeddings from the cache \(cache)")
         } else {
             Output.note("train: \(samples.count) photos/crops, \(classes.count) labels, \(views) views each, \(threads) threads")
-            let extractor = try EmbeddingExtractor(modelDirectory: ResourceLocator.modelsDirectory() + "/efficientnet-lite0", threads: threads)
+            let top = embedding == .food ? try FoodTop.load(directory: ResourceLocator.modelsDirectory() + "/food-head") : nil
+            let extractor = try EmbeddingExtractor(modelDirectory: ResourceLocator.modelsDirectory() + "/efficientnet-lite0",
+                                                   threads: threads, foodTop: top)
+            extractor.viewSize = viewSize
             let start = ContinuousClock.now
             let progress = ProgressLine(total: samples.count)
             let (embeddings, failures) = extractor.embed(samples, views: views, seed: seed) { done, total in
@@ -87,9 +95,11 @@ struct TrainCommand: AsyncParsableCommand {
         // portions (ECUSTFD shots) and photos (box crops) by their hold-out groups — when every photo gave views.
         let groups = xs.count == samples.count * views ? TrainingSet.holdOutGroups(samples) : nil
         if groups == nil { Output.note("train: some photos gave no views; holding out by photo only") }
-        let head = try SoftmaxHead.train(embeddings: xs, labels: ys, classes: classes, l2: l2, holdOutFraction: 0.15,
+        var head = try SoftmaxHead.train(embeddings: xs, labels: ys, classes: classes, l2: l2, holdOutFraction: 0.15,
                                          maxEpochs: epochs, seed: seed, learningRate: learningRate, groupSize: views,
                                          photoGroups: groups)
+        // A head on the food embedding belongs to that top, like finetune's: finetune must not start from it.
+        if embedding == .food { head.fineTuned = true }
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         try head.save(to: out + "/head.json")
         struct Report: Encodable {

@@ -358,6 +358,26 @@ func db() throws -> NutritionDatabase {
         #expect(missing.isEmpty, "\(missing)")
     }
 
+    /// Whatever the shipped food head can answer, the product can name (English and Chinese), draw (emoji) and weigh
+    /// (a food with energy and a household portion): `models/food-head/head.json`'s classes against labels.json.
+    @Test func everyClassOfTheShippedHeadHasANutritionRowAndNames() throws {
+        let d = try db()
+        let data = try Data(contentsOf: Paths.repoRoot.appendingPathComponent("models/food-head/head.json"))
+        let head = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let classes = try #require(head["classes"] as? [String])
+        #expect(classes.count >= 160, "the vocabulary has \(classes.count) labels")
+        var missing: [String] = []
+        for label in classes {
+            guard let l = d.label(label) else { missing.append("\(label): no row in labels.json"); continue }
+            guard let food = d.food(id: l.food), let kcal = food.per100g[.energyKcal], kcal >= 0 else {
+                missing.append("\(label): food \(l.food) missing or without energy"); continue
+            }
+            if l.name.isEmpty || !Text.containsHan(l.nameZh) || l.emoji.isEmpty { missing.append("\(label): names or emoji") }
+            if !(l.portionGrams > 0 && l.portionGrams < 2000) { missing.append("\(label): portion \(l.portionGrams) g") }
+        }
+        #expect(missing.isEmpty, "\(missing)")
+    }
+
     @Test(.enabled(if: Paths.hasTrainImages, "needs ../shared/data/images/train"))
     func trainFoldersAreTheLabelList() throws {
         let folders = try FileManager.default.contentsOfDirectory(atPath: Paths.trainImages.path).filter { name in

@@ -18,7 +18,7 @@ struct GlyphAtlasResourceTests {
         #expect(GlyphAtlas.embeddedLoadError == nil)
         let atlas = try GlyphAtlas.loadEmbedded()
         #expect(atlas.emSize == 40 && atlas.ascent == 38 && atlas.descent == 10)
-        #expect(atlas.glyphCount == 389)
+        #expect(atlas.glyphCount == 570)
         // Latin, a Chinese character of a label name, emoji with and without the presentation selector.
         for c: Character in ["A", "g", "é", "饭", "米", "🍚", "🍽️", "🍽", "❓"] {
             #expect(atlas.covers(c), "no glyph for \(c)")
@@ -30,7 +30,7 @@ struct GlyphAtlasResourceTests {
 
     @Test func committedResourceHashesToTheRecordedChecksum() throws {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.resourcePath)))
-        #expect(bytes.count == 582_481)
+        #expect(bytes.count == 994_244)
         let digest = SHA256.hexDigest(of: bytes)
         #expect(digest == GlyphAtlas.embeddedSHA256, """
             \(Self.resourcePath) has SHA-256 \(digest); after regenerating it with tools/glyphs/make_glyph_atlas.py, \
@@ -52,7 +52,7 @@ struct GlyphAtlasResourceTests {
         let message = error.map { "\($0)" } ?? ""
         #expect(message.contains("SHA-256") && message.contains(GlyphAtlas.embeddedSHA256), "\(message)")
         let intact = try [UInt8](Data(contentsOf: URL(fileURLWithPath: Self.resourcePath)))
-        #expect(try GlyphAtlas(embeddedBytes: intact, sha256: GlyphAtlas.embeddedSHA256).glyphCount == 389)
+        #expect(try GlyphAtlas(embeddedBytes: intact, sha256: GlyphAtlas.embeddedSHA256).glyphCount == 570)
     }
 
     @Test func fallbackAtlasDrawsBoxes() {
