@@ -119,7 +119,10 @@ struct TextPrinter: ResultPrinter {
             if item.origin == .journal { line += "  (journal)" }
             out(line)
             if r.unknown == true {
-                let best = r.top?.first.map { String(format: " (best guess %@ %.2f)", $0.label, $0.probability) } ?? ""
+                // The head's likeliest labels, so a person can pick one (`meal edit`) when the photo is a food.
+                let guesses = (r.top ?? []).prefix(3).filter { $0.probability >= 0.05 }
+                    .map { String(format: "%@ %.2f", $0.label, $0.probability) }
+                let best = guesses.isEmpty ? "" : " (best guesses: \(guesses.joined(separator: ", ")))"
                 out("    ❓ unknown / not a food we know\(best)")
             }
             for f in r.foods ?? [] {
