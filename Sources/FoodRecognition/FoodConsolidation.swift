@@ -27,7 +27,9 @@ public enum FoodConsolidation {
     public static let implausible: Float = 0.01
     public static let minArea = 0.01
 
-    public static func consolidate(_ items: [Item], photo: [LabelScore]) -> [Item] {
+    /// `dominant`: how sure the whole photo must be of its label for rule 1 (a head over more labels spreads its
+    /// probability: `OpenSetRule.dominantProbability`).
+    public static func consolidate(_ items: [Item], photo: [LabelScore], dominant: Float = Self.dominant) -> [Item] {
         var items = items
         // 1. Labels the photo rules out.
         if let best = photo.first, best.probability >= dominant {

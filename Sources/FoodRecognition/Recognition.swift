@@ -172,6 +172,10 @@ public struct OpenSetRule: Sendable, Codable, Equatable {
     /// held-out and left-out classes; the share of those the curve assumes is in `note`). The head's probability
     /// only says how the taught dishes compare; nil = the head's probability as it is.
     public var confidenceCurve: [[Float]]?
+    /// How sure the whole photo must be of one label for regions whose label it gives < 1 % to take that label
+    /// (`FoodConsolidation` rule 1; 0.9 with the 79-label head, nil = that). Over 176 labels a yellow apple's region
+    /// is still a "banana" when the photo says apple at 0.7.
+    public var dominantProbability: Float?
     public var note: String?
 
     public init(minDishProbability: Float, minKindProbability: Float, confidenceCurve: [[Float]]? = nil, note: String? = nil) {
@@ -716,13 +720,19 @@ public final class FoodRecognizer: @unchecked Sendable {
                 } else {
                     foods = []
                 }
-            } else if let rule = calibration.openSet, rule.confidenceCurve != nil, let best = top.first, !plate {
-                // A single dish named: no surer than the chance it is right with dishes outside the vocabulary counted
-                // in (a region's own confidence only says how sure its cells are of the label among the taught ones).
-                let confidence = (Double(rule.confidence(headProbability: best.probability)) * 1000).rounded() / 1000
-                for i in foods.indices where foods[i].label == best.label && foods[i].source == .model {
-                    foods[i].confidence = min(foods[i].confidence, confidence)
+            } else if let rule = calibration.openSet, rule.confidenceCurve != nil, !plate {
+                // Not a shared plate: each food no surer than the chance its label is right, read off the whole photo's
+                // probability of that label with dishes outside the vocabulary counted in (a region's own confidence
+                // only says how sure its cells are of the label among the taught ones). Every food, so that a region the
+                // whole photo barely believes does not outrank the dish it is sure of.
+                let probability = Dictionary(top.map { ($0.label, $0.probability) }, uniquingKeysWith: max)
+                for i in foods.indices where foods[i].source == .model {
+                    let cap = Double(rule.confidence(headProbability: probability[foods[i].label] ?? 0))
+                    foods[i].confidence = min(foods[i].confidence, (cap * 1000).rounded() / 1000)
                 }
+                // A region at 0.00 (the photo gives its label next to nothing) is not shown beside foods it believes.
+                let believed = foods.filter { $0.source != .model || $0.confidence > 0 }
+                if !believed.isEmpty { foods = believed }
             }
             unknown = foods.isEmpty
         } else {
@@ -788,7 +798,8 @@ public final class FoodRecognizer: @unchecked Sendable {
         guard !items.isEmpty else { return [] }
         if calibration.consolidate {
             let merged = FoodConsolidation.consolidate(items.map { .init(label: $0.label, confidence: $0.confidence, box: $0.box) },
-                                                       photo: global)
+                                                       photo: global,
+                                                       dominant: calibration.openSet?.dominantProbability ?? FoodConsolidation.dominant)
             items = merged.map { ($0.label, $0.confidence, $0.box) }
         }
         if !plate {
