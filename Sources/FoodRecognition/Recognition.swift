@@ -520,16 +520,13 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// this too, so taught foods live in the same space as the photos they are matched against.
     public func embeddings(of inputs: [FloatImage]) throws -> [(embedding: [Float], logits: [Float])] {
         guard let foodTop else { return try backbone.forward(inputs).map { ($0.embedding, $0.logits) } }
-        let outs = try backbone.forward(inputs, includeBlockOutput: true, blockOutputIndex: foodTop.tapBlock,
-                                        stopAtBlockOutput: !foodTop.blocks.isEmpty)
-        return try outs.map { try foodEmbedding($0, top: foodTop) }
+        return try foodTop.forward(inputs, on: backbone).map { try foodEmbedding($0, top: foodTop) }
     }
 
     /// The top's embedding of one backbone output (its tap block output) and the ImageNet logits: the network's
     /// own when the pass ran to the end, else the classifier on the food embedding.
     private func foodEmbedding(_ out: BackboneOutput, top: FoodTop) throws -> (embedding: [Float], logits: [Float]) {
-        guard let block = out.blockOutput else { throw FoodVisionError.invalidInput(reason: "backbone returned no block output for the food top") }
-        let e = try top.embedding(blockOutput: block)
+        let e = try top.embedding(of: out)
         return (e, out.logits.isEmpty ? try backbone.imageNetLogits(embedding: e) : out.logits)
     }
 
@@ -674,7 +671,8 @@ public final class FoodRecognizer: @unchecked Sendable {
             t = now
         }
         let passes = try forwardPasses(image, lap: lap)
-        var (embedding, features) = (passes.embedding, passes.features)
+        let features = passes.features
+        var embedding = passes.embedding
         // A thumbnail is read the way the head was taught thumbnails (see `LowResolutionMap`).
         if let lowResolutionMap, lowResolutionMap.applies(width: image.width, height: image.height) {
             embedding = try lowResolutionMap.apply(embedding, head: head)

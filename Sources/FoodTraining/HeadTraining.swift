@@ -216,14 +216,7 @@ public final class EmbeddingExtractor: @unchecked Sendable {
         } use: { [foodTop] i, net, inputs in
             let embeddings: [[Float]]
             if let foodTop {
-                let outs = try net.forward(inputs, includeBlockOutput: true, blockOutputIndex: foodTop.tapBlock,
-                                           stopAtBlockOutput: !foodTop.blocks.isEmpty)
-                embeddings = try outs.map { out in
-                    guard let block = out.blockOutput else {
-                        throw FoodVisionError.invalidInput(reason: "backbone returned no block output for the food top")
-                    }
-                    return try foodTop.embedding(blockOutput: block)
-                }
+                embeddings = try foodTop.forward(inputs, on: net).map { try foodTop.embedding(of: $0) }
             } else {
                 embeddings = try net.forward(inputs).map(\.embedding)
             }

@@ -101,6 +101,19 @@ public struct FoodTop: Sendable {
         Self.meanOfCells(try featureMap(blockOutput: x))
     }
 
+    /// The food embedding of a backbone pass that kept this top's tap block output (`forward(_:on:)`, or any pass
+    /// asked for `blockOutputIndex: tapBlock`).
+    public func embedding(of output: BackboneOutput) throws(FoodVisionError) -> [Float] {
+        guard let block = output.blockOutput else { throw .invalidInput(reason: "backbone returned no block output for the food top") }
+        return try embedding(blockOutput: block)
+    }
+
+    /// The backbone pass this top reads: up to its tap block's output, and no further when it has blocks of its own
+    /// (their output replaces the network's tail; the ImageNet logits are then not computed).
+    public func forward(_ inputs: [FloatImage], on network: EfficientNetLite0) throws(FoodVisionError) -> [BackboneOutput] {
+        try network.forward(inputs, includeBlockOutput: true, blockOutputIndex: tapBlock, stopAtBlockOutput: !blocks.isEmpty)
+    }
+
     static func meanOfCells(_ map: FloatImage) -> [Float] {
         let c = map.channels, cells = map.width * map.height
         var e = [Float](repeating: 0, count: c)
@@ -162,19 +175,8 @@ public struct FoodTop: Sendable {
         guard manifest.inChannels > 0, manifest.outChannels > 0, !o1, !o2, !o3, values <= Int.max / 4, manifest.bytes == values * 4 else {
             throw .manifestMismatch(path: manifestPath, reason: "\(manifest.bytes) bytes do not hold \(shapes.count) blocks + \(manifest.outChannels)x\(manifest.inChannels) weights + \(manifest.outChannels) biases as f32")
         }
-        let weightsPath = (directory as NSString).appendingPathComponent(try checkedModelFileName(manifest.weightsFile, manifestPath: manifestPath))
-        guard FileManager.default.fileExists(atPath: weightsPath) else { throw .missingFile(path: weightsPath) }
-        let data = (fileSize(atPath: weightsPath) ?? 0) > 0 ? try readModelFile(weightsPath) : Data()
-        guard data.count >= manifest.bytes else {
-            throw .truncatedWeights(path: weightsPath, expectedBytes: manifest.bytes, actualBytes: data.count)
-        }
-        guard data.count == manifest.bytes else {
-            throw .manifestMismatch(path: manifestPath, reason: "weight file has \(data.count) bytes, the manifest says \(manifest.bytes)")
-        }
-        let actual = sha256Hex(of: data)
-        guard actual == manifest.sha256.lowercased() else {
-            throw .checksumMismatch(path: weightsPath, expected: manifest.sha256, actual: actual)
-        }
+        let data = try readCheckedWeights(named: manifest.weightsFile, manifestPath: manifestPath, bytes: manifest.bytes,
+                                          sha256: manifest.sha256)
         let floats = littleEndianFloats(data, from: data.startIndex, count: values)
         var offset = 0
         func take(_ count: Int) -> [Float] { defer { offset += count }; return Array(floats[offset..<(offset + count)]) }

@@ -67,12 +67,7 @@ public struct LowResolutionMap: Sendable {
     public static func load(directory: String) throws(FoodVisionError) -> LowResolutionMap? {
         let manifestPath = (directory as NSString).appendingPathComponent(manifestFileName)
         guard FileManager.default.fileExists(atPath: manifestPath) else { return nil }
-        let manifest: Manifest
-        do { manifest = try JSONDecoder().decode(Manifest.self, from: try readModelFile(manifestPath)) } catch let e as FoodVisionError {
-            throw e
-        } catch {
-            throw .invalidFormat(path: manifestPath, reason: "not a low-resolution map manifest (\(error))")
-        }
+        let manifest = try decodeModelFile(Manifest.self, from: manifestPath, what: "low-resolution map manifest")
         guard manifest.format == formatName else {
             throw .invalidFormat(path: manifestPath, reason: "format \(manifest.format); this build reads \(formatName)")
         }
@@ -80,16 +75,8 @@ public struct LowResolutionMap: Sendable {
         guard d > 0, d <= 65_536, manifest.bytes == (d + 1) * d * 4 else {
             throw .manifestMismatch(path: manifestPath, reason: "\(manifest.bytes) bytes do not hold a \(d + 1)x\(d) f32 matrix")
         }
-        let weightsPath = (directory as NSString).appendingPathComponent(try checkedModelFileName(manifest.weightsFile, manifestPath: manifestPath))
-        guard FileManager.default.fileExists(atPath: weightsPath) else { throw .missingFile(path: weightsPath) }
-        let data = try readModelFile(weightsPath)
-        guard data.count == manifest.bytes else {
-            throw .truncatedWeights(path: weightsPath, expectedBytes: manifest.bytes, actualBytes: data.count)
-        }
-        let actual = sha256Hex(of: data)
-        guard actual == manifest.sha256.lowercased() else {
-            throw .checksumMismatch(path: weightsPath, expected: manifest.sha256, actual: actual)
-        }
+        let data = try readCheckedWeights(named: manifest.weightsFile, manifestPath: manifestPath, bytes: manifest.bytes,
+                                          sha256: manifest.sha256)
         return try LowResolutionMap(dimension: d, maxShortSide: manifest.maxShortSide,
                                     matrix: littleEndianFloats(data, from: data.startIndex, count: (d + 1) * d))
     }

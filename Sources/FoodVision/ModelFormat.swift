@@ -409,6 +409,22 @@ func readLabels(_ path: String) throws(FoodVisionError) -> [String] {
     return lines
 }
 
+/// The weight file a manifest names (`name`, beside `manifestPath`), checked: present, exactly `bytes` long (shorter is
+/// truncated, longer disagrees with the manifest) and hashing to `sha256`.
+func readCheckedWeights(named name: String, manifestPath: String, bytes: Int, sha256: String) throws(FoodVisionError) -> Data {
+    let directory = (manifestPath as NSString).deletingLastPathComponent
+    let weightsPath = (directory as NSString).appendingPathComponent(try checkedModelFileName(name, manifestPath: manifestPath))
+    guard FileManager.default.fileExists(atPath: weightsPath) else { throw .missingFile(path: weightsPath) }
+    let data = (fileSize(atPath: weightsPath) ?? 0) > 0 ? try readModelFile(weightsPath) : Data()
+    guard data.count >= bytes else { throw .truncatedWeights(path: weightsPath, expectedBytes: bytes, actualBytes: data.count) }
+    guard data.count == bytes else {
+        throw .manifestMismatch(path: manifestPath, reason: "weight file has \(data.count) bytes, the manifest says \(bytes)")
+    }
+    let actual = sha256Hex(of: data)
+    guard actual == sha256.lowercased() else { throw .checksumMismatch(path: weightsPath, expected: sha256, actual: actual) }
+    return data
+}
+
 /// A file a manifest names must be a plain file name inside the model's own folder: no folders, no `..`, no
 /// absolute path, nothing hidden — so a manifest cannot make the loader read (or hash) a file elsewhere.
 func checkedModelFileName(_ name: String, manifestPath: String) throws(FoodVisionError) -> String {
