@@ -234,7 +234,9 @@ ROWS = [
 
 # Each dish label -> ONE generic label that correctly and more generally describes it (used when the exact dish is
 # not known: "some noodle soup"). Generic labels, plain produce and dishes no generic label describes have none.
-# fish_dish, sweet_item and snack_item are the SOHL generic kinds (fish dish, sweet/dessert, snack).
+# The thali kinds fish_dish ("Fish curry"), sweet_item ("Indian sweet") and snack_item ("Snack (samosa)") are not
+# parents: each carries one specific dish's nutrition row, so a never-taught dessert answered as barfi would be a wrong
+# dish, not a right kind. Desserts, snacks and fish dishes have no parent; a parent's row is its kind's average.
 PARENTS = {
  # soups
  "clam_chowder": "soup", "french_onion_soup": "soup", "hot_and_sour_soup": "soup", "lobster_bisque": "soup",
@@ -254,7 +256,7 @@ PARENTS = {
  "di_san_xian": "stir_fry", "hot_sour_shredded_potato": "stir_fry", "kung_pao_chicken": "stir_fry",
  "pad_thai": "stir_fry", "scallion_lamb": "stir_fry", "sweet_bean_shredded_pork": "stir_fry",
  "twice_cooked_pork": "stir_fry", "yuxiang_eggplant": "stir_fry", "yuxiang_shredded_pork": "stir_fry",
- # cakes (tiramisu is a spoon dessert, not a cake: sweet_item)
+ # cakes (tiramisu is a spoon dessert, not a cake)
  "carrot_cake": "cake", "cheesecake": "cake", "chocolate_cake": "cake", "cup_cakes": "cake",
  "red_velvet_cake": "cake", "strawberry_shortcake": "cake",
  # sandwiches (USDA counts hamburgers and hot dogs as sandwiches)
@@ -262,29 +264,12 @@ PARENTS = {
  "hamburger": "sandwich", "hot_dog": "sandwich", "lobster_roll_sandwich": "sandwich",
  "pulled_pork_sandwich": "sandwich",
  "gyoza": "dumplings",
- # desserts and sweets
- "apple_pie": "sweet_item", "baklava": "sweet_item", "beignets": "sweet_item", "bread_pudding": "sweet_item",
- "cannoli": "sweet_item", "chocolate_mousse": "sweet_item", "churros": "sweet_item", "creme_brulee": "sweet_item",
- "doughnut": "sweet_item", "frozen_yogurt": "sweet_item", "ice_cream": "sweet_item", "macarons": "sweet_item",
- "mooncake": "sweet_item", "panna_cotta": "sweet_item", "sachima": "sweet_item", "tiramisu": "sweet_item",
- # snacks
- "fried_dough_twist": "snack_item", "nachos": "snack_item", "samosa": "snack_item", "spring_rolls": "snack_item",
- "takoyaki": "snack_item",
- # fish (not shellfish)
- "boiled_fish_in_chili_oil": "fish_dish", "ceviche": "fish_dish", "fish_and_chips": "fish_dish",
- "grilled_salmon": "fish_dish", "sashimi": "fish_dish", "tuna_tartare": "fish_dish",
  # breads
  "bread_or_roti_naan": "bread", "bruschetta": "bread", "garlic_bread": "bread",
  # egg dishes
  "deviled_eggs": "eggs", "eggs_benedict": "eggs", "huevos_rancheros": "eggs", "omelette": "eggs",
  "tomato_egg_stir_fry": "eggs",
 }
-
-# The thali kinds fish_dish ("Fish curry"), sweet_item ("Indian sweet") and snack_item ("Snack (samosa)") carry one
-# specific dish's nutrition row: a never-taught dessert answered as barfi would be a wrong dish, not a right kind. So
-# they are not parents; the parents are kinds whose row is the kind's average (soup, salad, pasta, cake, ...).
-NOT_PARENTS = {"fish_dish", "sweet_item", "snack_item"}
-PARENTS = {child: parent for child, parent in PARENTS.items() if parent not in NOT_PARENTS}
 
 
 def fmt(g):
