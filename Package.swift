@@ -160,6 +160,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CLITests", dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "FoodMomentTestSupport", "foodmoment",
-                                               .product(name: "ArgumentParser", package: "swift-argument-parser")], swiftSettings: swiftSettings),
+                                               .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                    exclude: ["Fixtures"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,6 +1,6 @@
 public import FoodRecognition
 public import FoodCore
-import FoodVision
+public import FoodVision
 public import ImageCodecs
 public import Nutrition
 public import Foundation
@@ -108,10 +108,14 @@ public final class MealAnalyzer: @unchecked Sendable {
     /// Names, emoji and colours per label, from the nutrition database's labels.
     public let displays: [String: LabelDisplay]
 
-    public init(decoder: PhotoDecoder, recognizer: FoodRecognizer, nutrition: NutritionDatabase?) {
+    /// The user's taught foods (`PersonalFoods`), matched before the model's own answer; nil = none.
+    public let taughtFoods: PrototypeMatcher?
+
+    public init(decoder: PhotoDecoder, recognizer: FoodRecognizer, nutrition: NutritionDatabase?, taughtFoods: PrototypeMatcher? = nil) {
         self.decoder = decoder
         self.recognizer = recognizer
         self.nutrition = nutrition
+        self.taughtFoods = taughtFoods
         self.displays = Self.displays(from: nutrition)
     }
 
@@ -123,8 +127,11 @@ public final class MealAnalyzer: @unchecked Sendable {
                             decoder: PhotoDecoder = PhotoDecoder()) throws -> MealAnalyzer {
         let nutrition = try? NutritionDatabase.load(directory: nutritionDirectory ?? NutritionDatabase.defaultDirectory())
         let recognizer = try FoodRecognizer.load(modelsDirectory: modelsDirectory ?? ResourceLocator.modelsDirectory(),
-                                                 userDataDirectory: userDataDirectory, portions: portions(from: nutrition))
-        return MealAnalyzer(decoder: decoder, recognizer: recognizer, nutrition: nutrition)
+                                                 userDataDirectory: nil, portions: portions(from: nutrition))
+        let taught = try userDataDirectory.flatMap { dir throws(PersonalFoodsError) in
+            try PersonalFoods(directory: dir).matcherIfAny(dimension: recognizer.head.dimension)
+        }
+        return MealAnalyzer(decoder: decoder, recognizer: recognizer, nutrition: nutrition, taughtFoods: taught)
     }
 
     public func display(_ label: String) -> LabelDisplay { displays[label] ?? .fallback(label) }
@@ -153,14 +160,15 @@ public final class MealAnalyzer: @unchecked Sendable {
     }
 
     /// Decode → recognise → nutrition for a file already read and hashed.
-    public func analyze(_ file: PhotoFile, start: ContinuousClock.Instant = .now) -> PhotoResult {
-        analyze(file, decoded: decoder.decode(file, start: start), start: start)
+    /// `personal`: one user's taught foods in place of `taughtFoods` (the server's accounts).
+    public func analyze(_ file: PhotoFile, start: ContinuousClock.Instant = .now, personal: PrototypeMatcher? = nil) -> PhotoResult {
+        analyze(file, decoded: decoder.decode(file, start: start), start: start, personal: personal)
     }
 
     /// Recognise → nutrition for a file already decoded (`decoded` is `decoder.decode(file)`'s answer; `start` the
     /// instant the reading began, for the `total` timing).
     public func analyze(_ file: PhotoFile, decoded: Result<(DecodedImage, DecodeSummary), PhotoError>,
-                        start: ContinuousClock.Instant) -> PhotoResult {
+                        start: ContinuousClock.Instant, personal: PrototypeMatcher? = nil) -> PhotoResult {
         let path = file.path
         switch decoded {
         case .failure(let error):
@@ -169,7 +177,7 @@ public final class MealAnalyzer: @unchecked Sendable {
             return result
         case .success(let (decoded, summary)):
             do {
-                let recognition = try recognizer.recognize(decoded.image)
+                let recognition = try recognizer.recognize(decoded.image, personal: personal ?? taughtFoods)
                 // The one nutrition join: names, emoji and colour, then nutrients for the grams stage 1 estimated.
                 let foods = recognition.foods.map { found in
                     let food = DetectedFood(found, display: display(found.label))
@@ -199,6 +207,17 @@ public final class MealAnalyzer: @unchecked Sendable {
                 return result
             }
         }
+    }
+
+    /// What `learn` and a correction store for a photo: the food embedding of `region` (nil = the whole photo) and of
+    /// its mirror image, as the training tools embed a photo's first two views.
+    public func exampleEmbeddings(of image: RGBImage, region: NormalizedBox?) throws -> [[Float]] {
+        let base = region ?? .whole
+        let mirrored = NormalizedBox(x: 1 - base.x - base.w, y: base.y, w: base.w, h: base.h)
+        let size = FoodRecognizer.inputSize
+        let views = [ImageResampler.tensor(from: image, mode: .region(base), size: size),
+                     ImageResampler.tensor(from: image.applying(.upMirrored), mode: .region(mirrored), size: size)]
+        return try recognizer.embeddings(of: views).map(\.embedding)
     }
 
     func nutritionFor(_ f: DetectedFood) -> FoodNutrition? {

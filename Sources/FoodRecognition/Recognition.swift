@@ -659,10 +659,14 @@ public final class FoodRecognizer: @unchecked Sendable {
         return sum
     }
 
-    public func recognize(_ image: RGBImage) throws -> Recognition { try recognizeScored(image).recognition }
+    /// `personal`: one user's taught foods instead of `matcher` (a server holds one recogniser for every user).
+    public func recognize(_ image: RGBImage, personal: PrototypeMatcher? = nil) throws -> Recognition {
+        try recognizeScored(image, personal: personal).recognition
+    }
 
     /// `recognize`, with the photo's food-context mass (what the not-food decision read), for evaluation.
-    public func recognizeScored(_ image: RGBImage) throws -> (recognition: Recognition, foodContext: Float) {
+    public func recognizeScored(_ image: RGBImage, personal: PrototypeMatcher? = nil) throws -> (recognition: Recognition, foodContext: Float) {
+        let matcher = personal ?? self.matcher
         var timings: [String: Double] = [:]
         var t = ContinuousClock.now
         func lap(_ name: String) {
@@ -688,7 +692,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         var unknown = false
         if let learned, let label = learned.label, learned.similarity >= calibration.matcherThreshold,
            top.first.map({ $0.probability < 0.9 }) ?? true {
-            foods = [RecognizedFood(label: label, confidence: Double(learned.similarity), box: .whole,
+            foods = [RecognizedFood(label: label, confidence: (Double(learned.similarity) * 1000).rounded() / 1000, box: .whole,
                                     grams: portions.grams(for: label), gramsSource: .defaultPortion, source: .learned)]
         } else if foodMass >= calibration.foodContextThreshold || calibration.overridesContext(top.first?.probability ?? 0) {
             // A confident whole-photo label, or (a shared plate) confident regions of the map.

@@ -13,6 +13,9 @@ public enum MealEdit: Sendable, Equatable {
     case grams(index: Int, grams: Double)
     case deleteFood(index: Int)
     case addFood(MealFood)
+    /// Food `index` is another food (a correction): the new food's names and nutrition, the old one's box and photo;
+    /// grams stay unless the new food gives its own (`gramsSource == .user`).
+    case replaceFood(index: Int, with: MealFood)
 }
 
 extension MealStore {

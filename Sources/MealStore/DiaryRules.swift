@@ -32,6 +32,15 @@ public enum DiaryRules {
             case let .addFood(f):
                 try Validate.foods([f])
                 rec.foods.append(f)
+            case let .replaceFood(i, f):
+                guard rec.foods.indices.contains(i) else { throw MealStoreError.noSuchFood(meal: short, number: i + 1, count: rec.foods.count) }
+                try Validate.foods([f])
+                let old = rec.foods[i]
+                var new = f
+                new.box = old.box
+                new.photoHash = old.photoHash
+                if f.gramsSource != .user { new.setGrams(old.grams, source: old.gramsSource) }
+                rec.foods[i] = new
             }
         }
         rec.updatedAt = Time.date(Time.ms(now))

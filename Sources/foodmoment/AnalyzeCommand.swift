@@ -193,9 +193,14 @@ struct AnalyzeCommand: AsyncParsableCommand {
             }
             do {
                 let portions = MealAnalyzer.portions(from: nutrition), userData = ResourceLocator.userDataDirectory()
-                let recognizers = try FoodRecognizer.load(modelsDirectory: modelsDir, userDataDirectory: userData, portions: portions)
+                let recognizers = try FoodRecognizer.load(modelsDirectory: modelsDir, userDataDirectory: nil, portions: portions)
                     .forWorkers(workers)
-                analyzers = recognizers.map { MealAnalyzer(decoder: decoder, recognizer: $0, nutrition: nutrition) }
+                // Foods the user taught: a store that cannot be read is named, and the photos analysed without it.
+                var taught: PrototypeMatcher?
+                do { taught = try PersonalFoods(directory: userData).matcherIfAny(dimension: recognizers[0].head.dimension) } catch {
+                    Output.note("warning: \(error.description); analysing without them")
+                }
+                analyzers = recognizers.map { MealAnalyzer(decoder: decoder, recognizer: $0, nutrition: nutrition, taughtFoods: taught) }
             } catch {
                 Output.note("error: cannot load the recognition model: \(error)\n(run with --decode-only to only decode, or `foodmoment dev train` to build models/food-head)")
                 throw Exit.failed

@@ -94,10 +94,13 @@ struct MealCommand: AsyncParsableCommand {
             commandName: "edit",
             abstract: "Change a meal's type, time, title or foods; totals, title and tags are recomputed.",
             discussion: """
-            Food numbers are those `meal show` prints before the edit. Grams are applied first, then deletions, then added foods. An added food is looked up in the nutrition database (name or recognition label); without `=GRAMS` it gets the label's default portion, else 100 g.
+            Food numbers are those `meal show` prints before the edit. Grams are applied first, then replacements, then deletions, then added foods. An added food is looked up in the nutrition database (name or recognition label); without `=GRAMS` it gets the label's default portion, else 100 g.
+
+            `--replace N=NAME` corrects food N (it keeps its grams and its place in the photo). When the meal has a photo, the food's part of it is kept as an example of NAME in your taught foods (`foodmoment learn --list`), so the next photo of the same dish is named right; `--no-learn` (or `foodmoment learn --off`) edits without teaching.
 
             Examples:
               foodmoment meal edit 3F2A9C1B --grams 2=150
+              foodmoment meal edit 3F2A9C1B --replace 1="mapo tofu"
               foodmoment meal edit 3F2A9C1B --delete-food 1 --add "fried rice=250" --add banana
               foodmoment meal edit 3F2A9C1B --type dinner --time 19:30 --title "Birthday dinner"
               foodmoment meal edit 3F2A9C1B --title ""          back to the automatic title
@@ -113,7 +116,11 @@ struct MealCommand: AsyncParsableCommand {
         var deleteFood: [Int] = []
         @Option(help: ArgumentHelp("Add a food by name, optionally with grams (repeatable).", valueName: "NAME[=GRAMS]"))
         var add: [String] = []
-        @Option(name: .customLong("nutrition-db"), help: ArgumentHelp("Nutrition database folder for --add.", valueName: "dir"))
+        @Option(help: ArgumentHelp("Food N is another food, by name (repeatable; =GRAMS changes its grams too).", valueName: "N=NAME[=GRAMS]"))
+        var replace: [String] = []
+        @Flag(name: .customLong("no-learn"), help: "Do not keep a replaced food's photo as an example of the new food.")
+        var noLearn = false
+        @Option(name: .customLong("nutrition-db"), help: ArgumentHelp("Nutrition database folder for --add and --replace.", valueName: "dir"))
         var nutritionDB: String?
         @Flag(help: "Print the edited meal record as JSON.") var json = false
 
@@ -123,9 +130,19 @@ struct MealCommand: AsyncParsableCommand {
             }
             for g in grams { _ = try parseGrams(g) }
             if deleteFood.contains(where: { $0 < 1 }) { throw ValidationError("--delete-food numbers start at 1") }
-            if type == nil, time == nil, title == nil, grams.isEmpty, deleteFood.isEmpty, add.isEmpty {
-                throw ValidationError("nothing to change: give --type, --time, --title, --grams, --delete-food or --add")
+            for r in replace { _ = try parseReplace(r) }
+            if type == nil, time == nil, title == nil, grams.isEmpty, deleteFood.isEmpty, add.isEmpty, replace.isEmpty {
+                throw ValidationError("nothing to change: give --type, --time, --title, --grams, --replace, --delete-food or --add")
             }
+        }
+
+        func parseReplace(_ s: String) throws -> (Int, String) {
+            let p = s.split(separator: "=", maxSplits: 1).map(String.init)
+            guard p.count == 2, let n = Int(p[0].trimmingCharacters(in: .whitespaces)), n >= 1,
+                  !p[1].trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw ValidationError("bad --replace \(s): use N=NAME or N=NAME=GRAMS, e.g. 1=\"mapo tofu\"")
+            }
+            return (n, p[1])
         }
 
         func parseGrams(_ s: String) throws -> (Int, Double) {
@@ -147,19 +164,56 @@ struct MealCommand: AsyncParsableCommand {
             if let time { edits.append(.time(try LocalDates.time(time, on: LocalDay(before.time, timeZone: LocalDates.zone)))) }
             if let title { edits.append(.title(title)) }
             for g in grams { let (n, v) = try parseGrams(g); edits.append(.grams(index: n - 1, grams: v)) }
-            for n in Set(deleteFood).sorted(by: >) { edits.append(.deleteFood(index: n - 1)) }
-            if !add.isEmpty {
+            var db: NutritionDatabase?
+            if !add.isEmpty || !replace.isEmpty {
                 let url = nutritionDB.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
-                let db: NutritionDatabase
                 do { db = try NutritionDatabase.load(directory: url) } catch {
-                    printError("\(error.description) (needed to look up --add foods)")
+                    printError("\(error.description) (needed to look up --add and --replace foods)")
                     throw Exit.failed
                 }
-                for a in add { edits.append(.addFood(try ManualFoodSpec.make(a, db: db))) }
+            }
+            var corrections: [Correction] = []
+            for r in replace {
+                let (n, spec) = try parseReplace(r)
+                let food = try ManualFoodSpec.make(spec, db: db!)
+                edits.append(.replaceFood(index: n - 1, with: food))
+                corrections.append(Correction(meal: before, index: n - 1, food: food))
+            }
+            for n in Set(deleteFood).sorted(by: >) { edits.append(.deleteFood(index: n - 1)) }
+            for a in add { edits.append(.addFood(try ManualFoodSpec.make(a, db: db!))) }
+            // A correction that will teach needs a readable store: checked before the diary changes, so a damaged
+            // store leaves the meal as it was.
+            let personal = PersonalFoods(directory: ResourceLocator.userDataDirectory())
+            var teach: [Correction] = []
+            if !noLearn {
+                for c in corrections {
+                    do {
+                        switch try c.plan(personal) {
+                        case nil: teach.append(c)
+                        case .notTaught(let why)?: if c.meal.foods.indices.contains(c.index) { Output.note("not taught: \(why)") }
+                        case .taught?: break
+                        }
+                    } catch {
+                        printError("\(error.description); the meal was not changed (--no-learn edits it without teaching)")
+                        throw Exit.failed
+                    }
+                }
             }
             let m = try storeCall { try s.edit(mealID: before.id, edits) }
             for a in try storeCall({ try s.updateAchievements() }) { Output.note("🏆 unlocked: \(a.title)") }
             if json { try printDiaryJSON(m) } else { print(MealText.detail(m), terminator: "") }
+            if !teach.isEmpty {
+                let analyzer = try MealAnalyzer.load(userDataDirectory: nil)
+                for c in teach {
+                    do {
+                        if case .taught(let label, let count) = try c.teach(personal, analyzer: analyzer) {
+                            Output.note("taught \(label) from this meal's photo (\(count) examples; `foodmoment learn --forget \(label)` undoes it)")
+                        }
+                    } catch {
+                        Output.note("not taught: \(error.description) (the meal was changed)")
+                    }
+                }
+            }
         }
     }
 

@@ -124,26 +124,32 @@ struct TrainCommand: AsyncParsableCommand {
 struct LearnCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "learn",
-        abstract: "Teach a new food from a few photos, without retraining (stored in your data folder).",
+        abstract: "Teach a food from a few photos, without retraining (stored in your data folder).",
         discussion: """
-        Each photo and its mirror image are embedded by the backbone and averaged into a prototype for LABEL. \
-        Every later `analyze` matches photos against your prototypes (cosine similarity, threshold from \
-        models/food-head/calibration.json). Stored in $FOODMOMENT_HOME, else $XDG_DATA_HOME/foodmoment, else \
-        ~/.local/share/foodmoment (learned-foods.json). Teaching an existing label adds examples to it.
+        Each photo and its mirror image are embedded by the food model and kept as examples of LABEL (the newest 64). \
+        Every later `analyze` compares a photo with your examples: the most similar one names it when its cosine \
+        similarity is at least the threshold of models/food-head/calibration.json, unless the model is at least 0.9 \
+        sure of a food of its own. `meal edit --replace` teaches the same way from a logged meal's photo; `--off` \
+        stops that (`--on` resumes). Stored in $FOODMOMENT_HOME, else $XDG_DATA_HOME/foodmoment, else \
+        ~/.local/share/foodmoment (learned-foods.json, learning.json). Teaching an existing label adds examples to it.
 
         Examples:
           foodmoment learn grandmas_dumplings dumplings1.jpg dumplings2.jpg dumplings3.jpg
           foodmoment learn --list
           foodmoment learn --forget grandmas_dumplings
+          foodmoment learn --off
         """
     )
 
     @Argument(help: "LABEL then its photos.") var arguments: [String] = []
     @Flag(help: "List the foods you have taught.") var list = false
     @Option(help: "Forget a taught food.") var forget: String?
+    @Flag(help: "Stop learning from meal corrections (`meal edit --replace`).") var off = false
+    @Flag(help: "Learn from meal corrections again (the default).") var on = false
 
     func validate() throws {
-        if list || forget != nil { return }
+        if off && on { throw ValidationError("give --off or --on, not both") }
+        if list || forget != nil || off || on { return }
         guard arguments.count >= 2 else { throw ValidationError("give a LABEL and at least one photo") }
         let label = arguments[0]
         guard label.range(of: "^[a-z0-9_]{1,64}$", options: .regularExpression) != nil else {
@@ -153,34 +159,43 @@ struct LearnCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let dir = ResourceLocator.userDataDirectory()
-        let path = dir + "/learned-foods.json"
-        var matcher = FileManager.default.fileExists(atPath: path)
-            ? try PrototypeMatcher.load(from: path) : PrototypeMatcher(dimension: EfficientNetLite0.embeddingSize)
+        let store = PersonalFoods(directory: ResourceLocator.userDataDirectory())
+        do {
+            try await run(store)
+        } catch let error as PersonalFoodsError {
+            printError(error.description)
+            throw Exit.failed
+        }
+    }
+
+    func run(_ store: PersonalFoods) async throws {
+        if off || on {
+            try store.setLearnsFromCorrections(on)
+            print(on ? "learning from meal corrections is on" : "learning from meal corrections is off (`foodmoment learn --on` resumes)")
+            return
+        }
         if list {
+            let matcher = try store.matcher()
             for p in matcher.prototypes { print("\(p.label)  \(p.count) examples") }
-            if matcher.prototypes.isEmpty { print("no taught foods in \(path)") }
+            if matcher.prototypes.isEmpty { print("no taught foods in \(store.matcherPath)") }
+            print("learning from meal corrections: \(try store.learnsFromCorrections() ? "on" : "off")")
             return
         }
         if let forget {
-            guard matcher.labels.contains(forget) else { Output.note("no taught food named \(forget)"); throw Exit.failed }
-            matcher.remove(label: forget)
-            try matcher.save(to: path)
+            guard try store.forget(forget) else { Output.note("no taught food named \(forget)"); throw Exit.failed }
             print("forgot \(forget)")
             return
         }
+        _ = try store.matcher()  // a damaged store is reported before any photo is read
         let label = arguments[0]
         let photos = Array(arguments.dropFirst())
-        // The recognizer's own embedding (the food top's when there is one), of each photo and its mirror image.
-        let recognizer = try loadRecognizers(threads: 1, models: nil)[0]
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
-        var embeddings: [[[Float]]] = [], failures: [(path: String, reason: String)] = []
+        let analyzer = try MealAnalyzer.load(userDataDirectory: nil, decoder: decoder)
+        var examples: [[Float]] = [], failures: [(path: String, reason: String)] = []
         for path in photos {
             switch decoder.decode(path: path) {
             case .success(let (decoded, _)):
-                var rng = SplitMix64(seed: 1)
-                let views = EmbeddingExtractor.views(of: decoded.image, region: nil, count: 2, rng: &rng)
-                do { embeddings.append(try recognizer.embeddings(of: views).map(\.embedding)) } catch {
+                do { examples += try analyzer.exampleEmbeddings(of: decoded.image, region: nil) } catch {
                     failures.append((path, "\(error)"))
                 }
             case .failure(let e):
@@ -188,12 +203,9 @@ struct LearnCommand: AsyncParsableCommand {
             }
         }
         for f in failures { Output.note("error: \(f.path): \(f.reason)") }
-        let examples = embeddings.flatMap { $0 }
         guard !examples.isEmpty else { Output.note("no photo could be used"); throw Exit.failed }
-        try matcher.add(label: label, examples: examples)
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        try matcher.save(to: path)
-        print("learned \(label) from \(photos.count - failures.count) photo(s); saved to \(path)")
+        try store.add(label: label, examples: examples)
+        print("learned \(label) from \(photos.count - failures.count) photo(s); saved to \(store.matcherPath)")
         if !failures.isEmpty { throw Exit.failed }
     }
 }
