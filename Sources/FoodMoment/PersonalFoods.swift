@@ -134,13 +134,15 @@ public struct Correction: Sendable {
     }
 
     /// Teaches the corrected label from the photo (call after the diary edit succeeded; `plan` said nil).
-    public func teach(_ store: PersonalFoods, analyzer: MealAnalyzer) throws(PersonalFoodsError) -> Outcome {
+    /// `photoDirectory`: where a relative photo path starts (a server keeps `photos/<id>.jpg` in the user's folder).
+    public func teach(_ store: PersonalFoods, analyzer: MealAnalyzer, photoDirectory: String? = nil) throws(PersonalFoodsError) -> Outcome {
         if let skip = try plan(store) { return skip }
         guard let photo else { return .notTaught("the meal has no photo") }
+        let path = photo.path.hasPrefix("/") ? photo.path : photoDirectory.map { $0 + "/" + photo.path } ?? photo.path
         let image: RGBImage
-        switch analyzer.decoder.decode(path: photo.path) {
+        switch analyzer.decoder.decode(path: path) {
         case .success(let (decoded, _)): image = decoded.image
-        case .failure(let error): throw .photo(path: photo.path, reason: error.message)
+        case .failure(let error): throw .photo(path: path, reason: error.message)
         }
         // The whole photo when the food is the only one seen in it: `analyze` matches taught foods against the whole
         // photo, and a box around part of a lone dish is further from the next photo of it than the photo itself.
@@ -149,7 +151,7 @@ public struct Correction: Sendable {
         let box = shared ? seen.box : nil
         let examples: [[Float]]
         do { examples = try analyzer.exampleEmbeddings(of: image, region: box) } catch {
-            throw .photo(path: photo.path, reason: "\(error)")
+            throw .photo(path: path, reason: "\(error)")
         }
         let m = try store.add(label: food.label, examples: examples)
         return .taught(label: food.label, examples: m.prototypes.first { $0.label == food.label }?.examples?.count ?? examples.count)

@@ -32,12 +32,16 @@ extension MealStore {
         }
     }
 
-    /// Logs a meal typed by hand (no photo): the type from `windows` unless given; title and tags derived.
+    /// Logs a meal typed by hand (or a server's meal with the photo it kept): the type from `windows` unless given;
+    /// title and tags derived. A photo already in another meal is refused (`photoInAnotherMeal`).
     @discardableResult
-    public func addMeal(time: Date, type: MealType? = nil, foods: [MealFood], title: String? = nil,
+    public func addMeal(time: Date, type: MealType? = nil, foods: [MealFood], title: String? = nil, photos: [MealPhoto] = [],
                         windows: MealWindows = .standard) throws -> MealRecord {
+        for p in photos {
+            if let other = try meal(photoHash: p.hash) { throw MealStoreError.photoInAnotherMeal(hash: p.hash, meal: other.id) }
+        }
         let out = try DiaryRules.newMeal(time: time, type: type ?? windows.type(at: time, timeZone: timeZone), foods: foods,
-                                         title: title, now: Time.date(nowMs))
+                                         title: title, photos: photos, now: Time.date(nowMs))
         try write("add meal") { db in try Rows.save(out, db) }
         return out
     }

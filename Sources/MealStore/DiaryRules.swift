@@ -5,9 +5,10 @@ public import Foundation
 /// a server store on another database applies the same ones, so a meal edited through either comes out the same.
 public enum DiaryRules {
     /// A meal typed by hand (no photo), its title and tags derived from its foods.
-    public static func newMeal(time: Date, type: MealType, foods: [MealFood], title: String?, now: Date) throws -> MealRecord {
+    public static func newMeal(time: Date, type: MealType, foods: [MealFood], title: String?, photos: [MealPhoto] = [],
+                               now: Date) throws -> MealRecord {
         try Validate.foods(foods)
-        let rec = MealRecord(type: type, time: Time.date(Time.ms(time)), title: title ?? "", foods: foods,
+        let rec = MealRecord(type: type, time: Time.date(Time.ms(time)), title: title ?? "", foods: foods, photos: photos,
                              createdAt: Time.date(Time.ms(now)))
         return Rows.derive(rec, from: nil)
     }

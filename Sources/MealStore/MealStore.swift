@@ -278,6 +278,14 @@ extension MealStore {
         }
     }
 
+    /// The meal that holds the photo with this content hash, nil when none does.
+    public func meal(photoHash: String) throws -> MealRecord? {
+        try read("find photo \(photoHash.prefix(12))") { db in
+            guard let id = try String.fetchOne(db, sql: "SELECT meal_id FROM photos WHERE hash = ?", arguments: [photoHash]) else { return nil }
+            return try Rows.meal(id: id, db)
+        }
+    }
+
     public func mealCount() throws -> Int {
         try read("count meals") { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM meals") ?? 0 }
     }

@@ -18,6 +18,8 @@ public enum MealStoreError: Error, Equatable, CustomStringConvertible, Sendable 
     case readOnly(path: String, operation: String)
     /// `sync` was given another server than the one this diary syncs with.
     case syncServerMismatch(bound: String, asked: String)
+    /// A photo already belongs to another meal (a photo is logged once).
+    case photoInAnotherMeal(hash: String, meal: String)
 
     public var description: String {
         switch self {
@@ -41,6 +43,8 @@ public enum MealStoreError: Error, Equatable, CustomStringConvertible, Sendable 
         case let .syncServerMismatch(bound, asked):
             "this diary syncs with \(bound), not \(asked): a diary's queue and cursor belong to one server (use that --server, or "
                 + "`foodmoment export` and `import` into a new diary (--db) to sync with another)"
+        case let .photoInAnotherMeal(hash, meal):
+            "photo \(hash.prefix(12)) is already in meal \(meal.prefix(8)): edit that meal, or delete it first"
         }
     }
 }

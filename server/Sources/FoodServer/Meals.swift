@@ -1,7 +1,9 @@
 import FoodCore
 import FoodMoment
 import Foundation
+import HTTPTypes
 import Hummingbird
+import Logging
 import MealStore
 import Nutrition
 
@@ -53,6 +55,8 @@ struct NewMeal: Decodable {
         /// A recognition label (`banana`, as `detected_foods[].label` gives it) or a food's name.
         var food: String
         var grams: Double?
+        /// Where in the photo (`detected_foods[].box`), with `image_id`.
+        var box: NormalizedBox?
     }
     var foods: [Item]
     var time: Date?
@@ -60,11 +64,20 @@ struct NewMeal: Decodable {
     var title: String?
     /// IANA time zone of the user (`Asia/Shanghai`); decides the meal type when none is given. Default UTC.
     var tz: String?
+    /// The photo analyze kept (`store_photo=true`, its `image_id`): the meal keeps it, so a later correction
+    /// (`PUT /meals/{id}`) can teach the user's own foods from it.
+    var imageId: String?
+    enum CodingKeys: String, CodingKey { case foods, time, type, title, tz, imageId = "image_id" }
 }
 
 struct MealRoutes: Sendable {
     let store: any ServerStore
     let nutrition: NutritionDatabase
+    let folders: UserFolders
+    /// Embeds a corrected meal's photo (teaching runs on the analyzers, like analysis).
+    let pool: AnalyzerPool
+    let timeout: Double
+    let logger: Logger
 
     static func user(_ context: APIContext) throws -> UserID {
         guard let user = context.user else { throw APIError.unauthorized }
@@ -126,17 +139,39 @@ struct MealRoutes: Sendable {
             throw APIError.badRequest("invalid_foods", "a meal has 1 to 50 foods, not \(meal.foods.count)")
         }
         let tz = try meal.tz.map { try Self.timeZone($0) } ?? context.profileTimeZone ?? TimeZone(identifier: "UTC")!
+        let time = meal.time ?? Date()
+        var photos: [MealPhoto] = []
+        if let id = meal.imageId {
+            guard let path = folders.storedPhoto(id, for: user) else {
+                throw APIError(.unprocessableContent, code: "unknown_image",
+                               "no photo \(id.prefix(64)) is kept for you: send it to POST /api/v1/food/analyze?store_photo=true and use the image_id it returns")
+            }
+            photos = [MealPhoto(hash: id, path: path, takenAt: time, timeSource: "given")]
+        }
         var foods: [MealFood] = []
         for (i, item) in meal.foods.enumerated() {
-            foods.append(try food(item.food, grams: item.grams, at: i))
+            var f = try food(item.food, grams: item.grams, at: i)
+            if let box = item.box {
+                guard photos.count == 1 else { throw APIError.badRequest("invalid_foods", "foods[\(i)]: a box needs the meal's image_id") }
+                guard [box.x, box.y, box.w, box.h].allSatisfy({ $0.isFinite && $0 >= 0 && $0 <= 1 }), box.w > 0, box.h > 0,
+                      box.x + box.w <= 1.001, box.y + box.h <= 1.001 else {
+                    throw APIError.badRequest("invalid_foods", "foods[\(i)]: box x, y, w, h are fractions of the photo (0–1, w and h > 0)")
+                }
+                f.box = box
+            }
+            f.photoHash = photos.first?.hash
+            foods.append(f)
         }
-        let time = meal.time ?? Date()
         let diary = try await store.diary(for: user)
         let record: MealRecord
         do {
             record = try await diary.addMeal(time: time, type: meal.type ?? MealWindows.standard.type(at: time, timeZone: tz), foods: foods,
-                                       title: meal.title)
+                                             title: meal.title, photos: photos)
         } catch let error as MealStoreError {
+            if case .photoInAnotherMeal(_, let other) = error {
+                throw APIError(.conflict, code: "photo_already_logged",
+                               "this photo is already in meal \(other): change that meal (PUT /api/v1/meals/\(other)) or delete it first")
+            }
             guard case .invalidValue = error else { throw error }
             throw APIError(.unprocessableContent, code: "invalid_meal", error.description)
         }
@@ -155,8 +190,10 @@ struct MealRoutes: Sendable {
     }
 
     /// `PUT /meals/{id}`: the fields given change; `foods`, when given, is the meal's new list — `{"index": i, "grams": g}`
-    /// keeps food i (0-based, as GET lists them) with new grams, `{"food": "rice", "grams": 150}` adds one. Title, tags
-    /// and totals follow the foods, as `meal edit` in the CLI.
+    /// keeps food i (0-based, as GET lists them) with new grams, `{"food": "rice", "grams": 150}` adds one,
+    /// `{"index": i, "food": "mapo tofu"}` corrects food i (its box and grams stay unless grams are given). Title, tags
+    /// and totals follow the foods, as `meal edit` in the CLI. A correction of a meal with a kept photo teaches the
+    /// user's own foods (header `FoodMoment-Taught`), unless the user turned that off (`PUT /user/learning`).
     struct MealUpdate: Decodable {
         struct Item: Decodable {
             var index: Int?
@@ -177,38 +214,75 @@ struct MealRoutes: Sendable {
         if let t = change.type { edits.append(.type(t)) }
         if let t = change.time { edits.append(.time(t)) }
         if let t = change.title { edits.append(.title(t)) }
+        var corrections: [Correction] = []
         if let items = change.foods {
             guard (1...50).contains(items.count) else { throw APIError.badRequest("invalid_foods", "a meal has 1 to 50 foods, not \(items.count)") }
             var foods: [MealFood] = []
             for (i, item) in items.enumerated() {
+                if let index = item.index, !meal.foods.indices.contains(index) {
+                    throw APIError(.unprocessableContent, code: "invalid_foods",
+                                   "foods[\(i)]: the meal has foods 0…\(meal.foods.count - 1), not \(index)")
+                }
+                if let g = item.grams, !(g.isFinite && g >= 0 && g <= 20_000) {
+                    throw APIError.badRequest("invalid_foods", "foods[\(i)]: grams must be 0–20000")
+                }
                 switch (item.index, item.food) {
                 case (let index?, nil):
-                    guard meal.foods.indices.contains(index) else {
-                        throw APIError(.unprocessableContent, code: "invalid_foods",
-                                       "foods[\(i)]: the meal has foods 0…\(meal.foods.count - 1), not \(index)")
-                    }
                     var food = meal.foods[index]
-                    if let g = item.grams {
-                        guard g.isFinite, g >= 0, g <= 20_000 else { throw APIError.badRequest("invalid_foods", "foods[\(i)]: grams must be 0–20000") }
-                        food.setGrams(g)
-                    }
+                    if let g = item.grams { food.setGrams(g) }
                     foods.append(food)
+                case (let index?, let name?):
+                    // A correction: the new food where the old one was seen, with its grams unless new ones are given.
+                    let old = meal.foods[index]
+                    var food = try food(name, grams: item.grams, at: i)
+                    food.box = old.box
+                    food.photoHash = old.photoHash
+                    if item.grams == nil { food.setGrams(old.grams, source: old.gramsSource) }
+                    foods.append(food)
+                    corrections.append(Correction(meal: meal, index: index, food: food))
                 case (nil, let name?):
                     foods.append(try food(name, grams: item.grams, at: i))
-                default:
-                    throw APIError.badRequest("invalid_foods", "foods[\(i)]: give either index (a food of this meal) or food (a name), not both or neither")
+                case (nil, nil):
+                    throw APIError.badRequest("invalid_foods", "foods[\(i)]: give index (a food of this meal), food (a name), or both (food index is now that food)")
                 }
             }
             edits += meal.foods.indices.reversed().map { MealEdit.deleteFood(index: $0) }
             edits += foods.map { MealEdit.addFood($0) }
         }
         guard !edits.isEmpty else { throw APIError.badRequest("nothing_to_change", "give at least one of type, time, title, foods") }
+        let user = try Self.user(context)
+        let personal = folders.personalFoods(user)
+        // Corrections that will teach: the store must be readable before the diary changes.
+        var teach: [Correction] = []
+        for c in corrections {
+            do {
+                if try c.plan(personal) == nil { teach.append(c) }
+            } catch {
+                logger.warning("taught foods unreadable", metadata: ["path": "\(personal.matcherPath)", "error": "\(error)"])
+                throw LearningRoutes.unreadable
+            }
+        }
+        var response: Response
         do {
-            return try Self.json(try await store.diary(for: try Self.user(context)).edit(mealID: meal.id, edits))
+            response = try Self.json(try await store.diary(for: user).edit(mealID: meal.id, edits))
         } catch let error as MealStoreError {
             guard case .invalidValue = error else { throw error }
             throw APIError(.unprocessableContent, code: "invalid_meal", error.description)
         }
+        var taught: [String] = []
+        let folder = folders.folder(user), logger = self.logger
+        for c in teach {
+            // The meal is changed; a photo that cannot be used only means nothing is taught (logged, not an error).
+            let outcome: Correction.Outcome? = try? await pool.run(timeout: .milliseconds(Int64(timeout * 1000))) { analyzer in
+                do { return try c.teach(personal, analyzer: analyzer, photoDirectory: folder) } catch {
+                    logger.warning("correction not taught", metadata: ["error": "\(error)"])
+                    return nil
+                }
+            } ?? nil
+            if case .taught(let label, _)? = outcome { taught.append(label) }
+        }
+        if !taught.isEmpty { response.headers[.foodMomentTaught] = taught.joined(separator: ",") }
+        return response
     }
 
     @Sendable func delete(_ request: Request, context: APIContext) async throws -> Response {
@@ -289,4 +363,9 @@ struct WaterRoutes: Sendable {
         let logs = try await store.diary(for: user).waterLogs(from: day.start, to: day.end)
         return try MealRoutes.json(Day(water: logs, totalMl: logs.reduce(0) { $0 + $1.milliliters }))
     }
+}
+
+extension HTTPField.Name {
+    /// The labels a correction taught (`PUT /meals/{id}`), comma-separated.
+    static let foodMomentTaught = HTTPField.Name("FoodMoment-Taught")!
 }

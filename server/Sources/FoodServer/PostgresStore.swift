@@ -544,8 +544,11 @@ struct PostgresDiary: Diary {
             """, logger: logger)
     }
 
-    func addMeal(time: Date, type: MealType, foods: [MealFood], title: String?) async throws -> MealRecord {
-        let rec = try DiaryRules.newMeal(time: time, type: type, foods: foods, title: title, now: Date())
+    func addMeal(time: Date, type: MealType, foods: [MealFood], title: String?, photos: [MealPhoto]) async throws -> MealRecord {
+        for p in photos {
+            if let other = try await meal(photoHash: p.hash) { throw MealStoreError.photoInAnotherMeal(hash: p.hash, meal: other.id) }
+        }
+        let rec = try DiaryRules.newMeal(time: time, type: type, foods: foods, title: title, photos: photos, now: Date())
         let user = self.user, logger = store.logger
         try await store.run { try await store.client.withConnection { try await Self.save(rec, user: user, $0, logger) } }
         return rec
@@ -559,6 +562,17 @@ struct PostgresDiary: Diary {
                 SELECT record FROM meals WHERE user_id = \(user) AND time_ms >= \(a) AND time_ms < \(b) ORDER BY time_ms, id
                 """).decode(String.self) { out.append(try Self.decode(text)) }
             return out
+        }
+    }
+
+    func meal(photoHash: String) async throws -> MealRecord? {
+        let user = self.user
+        let probe = #"{"photos": [{"hash": "\#(photoHash)"}]}"#
+        return try await store.run {
+            for try await text in try await store.query("""
+                SELECT record FROM meals WHERE user_id = \(user) AND record::jsonb @> \(probe)::jsonb LIMIT 1
+                """).decode(String.self) { return try Self.decode(text) }
+            return nil
         }
     }
 

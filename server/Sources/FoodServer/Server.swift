@@ -2,6 +2,7 @@ import Barcodes
 import FoodCore
 import FoodMoment
 import FoodRecognition
+import FoodVision
 import Foundation
 import Hummingbird
 import ImageCodecs
@@ -74,8 +75,13 @@ actor AnalyzerPool {
 
     /// The analysis, or a 503 when waiting for an analyzer plus analysing take longer than `timeout`. A photo whose
     /// caller has been answered is not analysed once its turn comes; one already running finishes and frees its analyzer.
-    nonisolated func analyze(_ file: PhotoFile, timeout: Duration) async throws -> PhotoResult {
-        let answer = OneAnswer<PhotoResult>()
+    nonisolated func analyze(_ file: PhotoFile, timeout: Duration, personal: PrototypeMatcher? = nil) async throws -> PhotoResult {
+        try await run(timeout: timeout) { $0.analyze(file, personal: personal) }
+    }
+
+    /// `work` on a free analyzer (analysis, or the embedding of a corrected meal's photo), with the same timeout rule.
+    nonisolated func run<T: Sendable>(timeout: Duration, _ work: @escaping @Sendable (MealAnalyzer) -> T) async throws -> T {
+        let answer = OneAnswer<T>()
         let deadline = ContinuousClock.now + timeout
         let late = APIError(.serviceUnavailable, code: "timeout",
                             "the server is busy: the photo was not analysed within \(timeout.components.seconds) s; try again",
@@ -95,7 +101,7 @@ actor AnalyzerPool {
                     return
                 }
                 DispatchQueue.global().async {
-                    let result = analyzer.analyze(file)
+                    let result = work(analyzer)
                     answer.give(.success(result))
                     Task { await self.release(analyzer) }
                 }
@@ -227,7 +233,8 @@ public enum FoodServer {
         api.post("food/analyze", use: routes.analyze)
         api.get("food/search", use: routes.search)
         api.get("food/barcode/{code}", use: routes.barcode)
-        let meals = MealRoutes(store: store, nutrition: nutrition)
+        let meals = MealRoutes(store: store, nutrition: nutrition, folders: folders, pool: routes.pool, timeout: config.analyzeTimeout,
+                               logger: logger)
         api.post("meals", use: meals.create)
         api.get("meals", use: meals.list)
         api.get("meals/{id}", use: meals.get)
@@ -253,6 +260,11 @@ public enum FoodServer {
         api.get("user/weight", use: user.weights)
         api.get("user/streaks", use: user.streaks)
         api.get("user/achievements", use: user.achievements)
+        let learning = LearningRoutes(folders: folders, logger: logger)
+        api.get("user/learning", use: learning.get)
+        api.put("user/learning", use: learning.update)
+        api.delete("user/learning/foods", use: learning.forgetAll)
+        api.delete("user/learning/foods/{label}", use: learning.forget)
         api.delete("user/account", use: auth.deleteAccount)
 
         return Application(router: router,
@@ -296,7 +308,12 @@ struct Routes: Sendable {
                            "at most \(limiter.perMinute) photos a minute: retry in \(wait) s", headers: [.retryAfter: String(wait)])
         }
         let file = PhotoFile(name: "upload", bytes: bytes)
-        var result = try await pool.analyze(file, timeout: .milliseconds(Int64(timeout * 1000)))
+        // The caller's own taught foods; a store that cannot be read is logged and the photo analysed without it.
+        var personal: PrototypeMatcher?
+        do { personal = try folders.personalFoods(user).matcherIfAny() } catch {
+            context.logger.warning("taught foods unreadable; analysing without them", metadata: ["error": "\(error)"])
+        }
+        var result = try await pool.analyze(file, timeout: .milliseconds(Int64(timeout * 1000)), personal: personal)
         if refine, let refiner, result.error == nil {
             // Identity and grams only; nutrition comes from the tables. A failure keeps the on-device answer and says why.
             result = await refiner.refine(result, bytes: bytes)

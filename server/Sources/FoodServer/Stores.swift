@@ -1,4 +1,5 @@
 import FoodCore
+import FoodMoment
 import Foundation
 import MealStore
 
@@ -21,7 +22,11 @@ public protocol Accounts: Sendable {
 /// One user's diary, wherever its rows are kept; every change goes through `DiaryRules`, so both stores give the
 /// same meals for the same requests.
 public protocol Diary: Sendable {
-    func addMeal(time: Date, type: MealType, foods: [MealFood], title: String?) async throws -> MealRecord
+    /// `photos`: the photo the server kept (`store_photo=true`) that the meal was seen in; one already in another meal
+    /// is refused (`MealStoreError.photoInAnotherMeal`).
+    func addMeal(time: Date, type: MealType, foods: [MealFood], title: String?, photos: [MealPhoto]) async throws -> MealRecord
+    /// The meal holding the photo with this hash.
+    func meal(photoHash: String) async throws -> MealRecord?
     func meals(from: Date, to: Date) async throws -> [MealRecord]
     /// The meal with exactly this id.
     func meal(id: String) async throws -> MealRecord?
@@ -114,9 +119,10 @@ public final class LocalStore: ServerStore {
 struct SQLiteDiary: Diary {
     let store: MealStore
 
-    func addMeal(time: Date, type: MealType, foods: [MealFood], title: String?) async throws -> MealRecord {
-        try store.addMeal(time: time, type: type, foods: foods, title: title)
+    func addMeal(time: Date, type: MealType, foods: [MealFood], title: String?, photos: [MealPhoto]) async throws -> MealRecord {
+        try store.addMeal(time: time, type: type, foods: foods, title: title, photos: photos)
     }
+    func meal(photoHash: String) async throws -> MealRecord? { try store.meal(photoHash: photoHash) }
     func meals(from: Date, to: Date) async throws -> [MealRecord] { try store.meals(from: from, to: to) }
     func meal(id: String) async throws -> MealRecord? { try store.meal(id: id).flatMap { $0.id == id ? $0 : nil } }
     func edit(mealID: String, _ edits: [MealEdit]) async throws -> MealRecord { try store.edit(mealID: mealID, edits) }
@@ -145,6 +151,16 @@ struct UserFolders: Sendable {
     init(dataDirectory: String) { directory = dataDirectory + "/users" }
 
     func folder(_ user: UserID) -> String { directory + "/" + user.rawValue }
+
+    /// The photo `store_photo=true` kept under this image id (`photos/<id>.<ext>`, relative to the user's folder).
+    func storedPhoto(_ imageID: String, for user: UserID) -> String? {
+        guard imageID.count == 64, imageID.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder(user) + "/photos")) ?? []
+        return names.sorted().first { $0.hasPrefix(imageID + ".") }.map { "photos/" + $0 }
+    }
+
+    /// The user's taught foods (corrections of meals with a kept photo), in their folder: removed with the account.
+    func personalFoods(_ user: UserID) -> PersonalFoods { PersonalFoods(directory: folder(user)) }
 
     func savePhoto(_ bytes: [UInt8], named name: String, for user: UserID) throws {
         let photos = folder(user) + "/photos"

@@ -43,7 +43,8 @@ struct DiaryRouteTests {
         #expect(bobs.status == 404 && errorCode(bobs) == "not_found")
         #expect(try await server.request("GET", "/api/v1/meals/\(id)", token: alice).json["type"] as? String == "lunch")
         for (body, status, code) in [(#"{}"#, 400, "nothing_to_change"), (#"{"foods": [{"index": 5}]}"#, 422, "invalid_foods"),
-                                     (#"{"foods": [{"index": 0, "food": "rice"}]}"#, 400, "invalid_foods"),
+                                     (#"{"foods": [{}]}"#, 400, "invalid_foods"),
+                                     (#"{"foods": [{"index": 0, "food": "qqqzzz"}]}"#, 422, "unknown_food"),
                                      (#"{"foods": [{"food": "qqqzzz"}]}"#, 422, "unknown_food"), (#"{"type": "brunch"}"#, 400, "invalid_body")] {
             let reply = try await server.request("PUT", "/api/v1/meals/\(id)", token: alice, contentType: "application/json", body: json(body))
             #expect(reply.status == status && errorCode(reply) == code, "\(body): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
