@@ -126,7 +126,7 @@ struct LearnCommand: AsyncParsableCommand {
         commandName: "learn",
         abstract: "Teach a food from a few photos, without retraining (stored in your data folder).",
         discussion: """
-        Each photo and its mirror image are embedded by the food model and kept as examples of LABEL (the newest 64). \
+        Each photo and its mirror image are embedded by the food model and kept as examples of LABEL (the newest 32). \
         Every later `analyze` compares a photo with your examples: the most similar one names it when its cosine \
         similarity is at least the threshold of models/food-head/calibration.json, unless the model is at least 0.9 \
         sure of a food of its own. `meal edit --replace` teaches the same way from a logged meal's photo; `--off` \

@@ -171,6 +171,41 @@ func clusters(classes: Int, perClass: Int, dimension d: Int, spread: Float, seed
         #expect(try PrototypeMatcher.load(from: path) == matcher)
     }
 
+    /// A dish photographed twice in two settings: the nearest example names a later photo of either setting, where
+    /// the label's mean lies between the two and reaches neither (the reason the matcher keeps examples).
+    @Test func theNearestExampleNamesWhatTheMeanMisses() throws {
+        var matcher = PrototypeMatcher(dimension: 3, threshold: 0.9)
+        try matcher.add(label: "home_stew", examples: [[1, 0, 0.05], [0, 1, 0.05]])
+        try matcher.add(label: "rice", examples: [[0, 0, 1]])
+        let later = try matcher.match([0.98, 0.05, 0.1])
+        #expect(later.label == "home_stew" && later.similarity > 0.99, "\(later)")
+        let mean = PrototypeMatcher.normalized([1, 1, 0.1])!
+        #expect(PrototypeMatcher.dot(mean, PrototypeMatcher.normalized([0.98, 0.05, 0.1])!) < 0.9, "the mean alone would say unknown")
+        // Only the newest examples are kept; the sum keeps counting them all.
+        for i in 0..<(PrototypeMatcher.maxExamples + 5) { try matcher.add(label: "rice", examples: [[0, Float(i) * 0.01, 1]]) }
+        let rice = try #require(matcher.prototypes.first { $0.label == "rice" })
+        #expect(rice.examples?.count == PrototypeMatcher.maxExamples && rice.count == PrototypeMatcher.maxExamples + 6)
+    }
+
+    /// A file written before examples were kept (a label's sum and count only) still matches, by its mean; teaching
+    /// the label again keeps that mean as one example.
+    @Test func anOlderFileMatchesByItsMean() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("old-matcher-\(UUID().uuidString).json").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(#"{"dimension": 3, "threshold": 0.8, "prototypes": [{"label": "soup", "sum": [2, 0, 0], "count": 2}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: path))
+        var matcher = try PrototypeMatcher.load(from: path)
+        #expect(try matcher.match([1, 0.1, 0]).label == "soup")
+        try matcher.add(label: "soup", examples: [[0, 1, 0]])
+        #expect(matcher.prototypes[0].examples?.count == 2 && matcher.prototypes[0].count == 3)
+        #expect(try matcher.match([0.05, 1, 0]).label == "soup" && matcher.match([1, 0.05, 0]).label == "soup")
+        try matcher.save(to: path)
+        #expect(try PrototypeMatcher.load(from: path) == matcher, "examples round-trip through their base64 form")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "\"examples\":[\"", with: "\"examples\":[\"!!").utf8).write(to: URL(fileURLWithPath: path))
+        #expect(throws: FoodVisionError.self) { try PrototypeMatcher.load(from: path) }
+    }
+
     @Test func matcherRejectsWrongDimension() {
         var matcher = PrototypeMatcher(dimension: 4)
         #expect(throws: FoodVisionError.self) { try matcher.add(label: "a", examples: [[1, 2, 3]]) }

@@ -2,6 +2,7 @@ import FoodCore
 import FoodMoment
 import Foundation
 import Hummingbird
+import FoodVision
 import Logging
 
 /// `/user/learning`: the foods a user taught by correcting meals that kept their photo (`PUT /meals/{id}`), and the
@@ -66,5 +67,28 @@ struct LearningRoutes: Sendable {
         let path = folders.personalFoods(try MealRoutes.user(context)).matcherPath
         if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
         return Response(status: .noContent)
+    }
+}
+
+/// Each user's taught foods as last read, so analyze does not parse the file on every photo: re-read when the file's
+/// modification time or size changes (a correction or a forget rewrites it atomically), at most `capacity` users kept.
+final class TaughtFoodsCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [UserID: (stamp: String, matcher: PrototypeMatcher?)] = [:]
+    private let capacity: Int
+
+    init(capacity: Int = 256) { self.capacity = capacity }
+
+    func matcher(for user: UserID, in folders: UserFolders) throws(PersonalFoodsError) -> PrototypeMatcher? {
+        let personal = folders.personalFoods(user)
+        let attributes = try? FileManager.default.attributesOfItem(atPath: personal.matcherPath)
+        let stamp = attributes.map { "\(($0[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)-\($0[.size] ?? 0)" } ?? "none"
+        if let hit = lock.withLock({ entries[user] }), hit.stamp == stamp { return hit.matcher }
+        let matcher = try personal.matcherIfAny()
+        lock.withLock {
+            if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
+            entries[user] = (stamp, matcher)
+        }
+        return matcher
     }
 }

@@ -277,6 +277,7 @@ public enum FoodServer {
 
 struct Routes: Sendable {
     let pool: AnalyzerPool
+    let taughtFoods = TaughtFoodsCache()
     let nutrition: NutritionDatabase
     let folders: UserFolders
     let timeout: Double
@@ -310,7 +311,7 @@ struct Routes: Sendable {
         let file = PhotoFile(name: "upload", bytes: bytes)
         // The caller's own taught foods; a store that cannot be read is logged and the photo analysed without it.
         var personal: PrototypeMatcher?
-        do { personal = try folders.personalFoods(user).matcherIfAny() } catch {
+        do { personal = try taughtFoods.matcher(for: user, in: folders) } catch {
             context.logger.warning("taught foods unreadable; analysing without them", metadata: ["error": "\(error)"])
         }
         var result = try await pool.analyze(file, timeout: .milliseconds(Int64(timeout * 1000)), personal: personal)
