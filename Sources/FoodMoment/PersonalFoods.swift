@@ -80,9 +80,9 @@ public struct PersonalFoods: Sendable {
 
     /// Adds examples to `label` and saves; the store as saved.
     @discardableResult
-    public func add(label: String, examples: [[Float]]) throws(PersonalFoodsError) -> PrototypeMatcher {
+    public func add(label: String, examples: [[Float]], grams: Double? = nil) throws(PersonalFoodsError) -> PrototypeMatcher {
         var m = try matcher(dimension: examples.first?.count ?? EfficientNetLite0.embeddingSize)
-        do { try m.add(label: label, examples: examples) } catch { throw .io(path: matcherPath, reason: error.description) }
+        do { try m.add(label: label, examples: examples, grams: grams) } catch { throw .io(path: matcherPath, reason: error.description) }
         try save(m)
         return m
     }
@@ -153,7 +153,7 @@ public struct Correction: Sendable {
         do { examples = try analyzer.exampleEmbeddings(of: image, region: box) } catch {
             throw .photo(path: path, reason: "\(error)")
         }
-        let m = try store.add(label: food.label, examples: examples)
+        let m = try store.add(label: food.label, examples: examples, grams: food.grams)
         return .taught(label: food.label, examples: m.prototypes.first { $0.label == food.label }?.examples?.count ?? examples.count)
     }
 }

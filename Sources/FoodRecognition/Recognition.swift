@@ -692,8 +692,11 @@ public final class FoodRecognizer: @unchecked Sendable {
         var unknown = false
         if let learned, let label = learned.label, learned.similarity >= calibration.matcherThreshold,
            top.first.map({ $0.probability < 0.9 }) ?? true {
+            // A taught dish weighs what the user said it weighed when they corrected it, else the label's portion.
+            let yours = matcher.prototypes.first { $0.label == label }?.grams
             foods = [RecognizedFood(label: label, confidence: (Double(learned.similarity) * 1000).rounded() / 1000, box: .whole,
-                                    grams: portions.grams(for: label), gramsSource: .defaultPortion, source: .learned)]
+                                    grams: yours ?? portions.grams(for: label), gramsSource: yours == nil ? .defaultPortion : .user,
+                                    source: .learned)]
         } else if foodMass >= calibration.foodContextThreshold || calibration.overridesContext(top.first?.probability ?? 0) {
             // A confident whole-photo label, or (a shared plate) confident regions of the map.
             let confident = (top.first?.probability ?? 0) >= calibration.unknownThreshold

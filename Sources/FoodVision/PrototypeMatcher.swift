@@ -14,12 +14,14 @@ public struct PrototypeMatcher: Sendable, Codable, Equatable {
         public var count: Int
         /// The newest examples, L2-normalised (nil in files written before they were kept).
         public var examples: [[Float]]?
+        /// The grams of the user's last correction to this label: their own portion of a home dish.
+        public var grams: Double?
 
-        public init(label: String, sum: [Float], count: Int, examples: [[Float]]? = nil) {
-            self.label = label; self.sum = sum; self.count = count; self.examples = examples
+        public init(label: String, sum: [Float], count: Int, examples: [[Float]]? = nil, grams: Double? = nil) {
+            self.label = label; self.sum = sum; self.count = count; self.examples = examples; self.grams = grams
         }
 
-        enum CodingKeys: String, CodingKey { case label, sum, count, examples }
+        enum CodingKeys: String, CodingKey { case label, sum, count, examples, grams }
 
         // Examples are stored as base64 of little-endian Float32: a user's file of ten foods reads in milliseconds
         // instead of the 130 ms JSON numbers took (measured at start-up of `analyze`).
@@ -28,6 +30,7 @@ public struct PrototypeMatcher: Sendable, Codable, Equatable {
             label = try c.decode(String.self, forKey: .label)
             sum = try c.decode([Float].self, forKey: .sum)
             count = try c.decode(Int.self, forKey: .count)
+            grams = try c.decodeIfPresent(Double.self, forKey: .grams)
             examples = try c.decodeIfPresent([String].self, forKey: .examples).map { texts in
                 try texts.map { text in
                     guard let data = Data(base64Encoded: text), data.count % 4 == 0 else {
@@ -43,6 +46,7 @@ public struct PrototypeMatcher: Sendable, Codable, Equatable {
             try c.encode(label, forKey: .label)
             try c.encode(sum, forKey: .sum)
             try c.encode(count, forKey: .count)
+            try c.encodeIfPresent(grams, forKey: .grams)
             try c.encodeIfPresent(examples?.map { e in
                 var bytes = Data(capacity: e.count * 4)
                 for v in e { withUnsafeBytes(of: v.bitPattern.littleEndian) { bytes.append(contentsOf: $0) } }
@@ -76,8 +80,8 @@ public struct PrototypeMatcher: Sendable, Codable, Equatable {
 
     public var labels: [String] { prototypes.map(\.label) }
 
-    /// Adds examples to `label` (creating it when new).
-    public mutating func add(label: String, examples: [[Float]]) throws(FoodVisionError) {
+    /// Adds examples to `label` (creating it when new); `grams`, when given, becomes the label's portion.
+    public mutating func add(label: String, examples: [[Float]], grams: Double? = nil) throws(FoodVisionError) {
         guard !examples.isEmpty else { throw .invalidTrainingData(reason: "no examples for \(label)") }
         var sum = [Float](repeating: 0, count: dimension)
         var units: [[Float]] = []
@@ -95,8 +99,10 @@ public struct PrototypeMatcher: Sendable, Codable, Equatable {
             // A label from an old file keeps its mean as one example, so what it learnt before still counts.
             let kept = prototypes[i].examples ?? Self.normalized(prototypes[i].sum).map { [$0] } ?? []
             prototypes[i].examples = Array((kept + units).suffix(Self.maxExamples))
+            if let grams { prototypes[i].grams = grams }
         } else {
-            prototypes.append(Prototype(label: label, sum: sum, count: examples.count, examples: Array(units.suffix(Self.maxExamples))))
+            prototypes.append(Prototype(label: label, sum: sum, count: examples.count, examples: Array(units.suffix(Self.maxExamples)),
+                                        grams: grams))
         }
     }
 
@@ -128,8 +134,9 @@ public struct PrototypeMatcher: Sendable, Codable, Equatable {
         guard m.prototypes.allSatisfy({ p in p.sum.count == m.dimension && (p.examples ?? []).allSatisfy { $0.count == m.dimension } }) else {
             throw .invalidFormat(path: path, reason: "a prototype's length differs from dimension \(m.dimension)")
         }
-        guard m.prototypes.allSatisfy({ p in p.sum.allSatisfy(\.isFinite) && (p.examples ?? []).allSatisfy { $0.allSatisfy(\.isFinite) } }) else {
-            throw .invalidFormat(path: path, reason: "a prototype holds a value that is not a finite number")
+        guard m.prototypes.allSatisfy({ p in p.sum.allSatisfy(\.isFinite) && (p.examples ?? []).allSatisfy { $0.allSatisfy(\.isFinite) }
+                                            && (p.grams.map { $0.isFinite && $0 >= 0 && $0 <= 20_000 } ?? true) }) else {
+            throw .invalidFormat(path: path, reason: "a prototype holds a value that is not a finite number (or grams outside 0–20000)")
         }
         return m
     }

@@ -131,7 +131,8 @@ struct TextPrinter: ResultPrinter {
                 let box = String(format: "[%.2f %.2f %.2f×%.2f]", food.box.x, food.box.y, food.box.w, food.box.h)
                 let kcal = f.nutrition?.kcal.map { String(format: "%5.0f kcal", $0) } ?? "      — kcal"
                 out("    \(food.emoji) \(Output.pad(names, 30)) \(String(format: "%.2f", food.confidence))  \(box)  "
-                      + "\(Output.padLeft(String(format: "%.0f g", food.grams), 6)) (\(food.gramsSource.rawValue))  \(kcal)")
+                      + "\(Output.padLeft(String(format: "%.0f g", food.grams), 6)) (\(food.gramsSource.rawValue))  \(kcal)"
+                      + (food.source == .learned ? "  taught by you" : ""))
             }
             if let t = r.totals, (r.foods?.count ?? 0) > 1 {
                 out(String(format: "    total %.0f kcal · protein %.1f g · carbs %.1f g · fat %.1f g · fiber %.1f g",

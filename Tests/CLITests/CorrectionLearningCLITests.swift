@@ -10,12 +10,13 @@ struct CorrectionLearningCLITests {
     static let second = TestPaths.fixture("CLITests", "garlic-2.jpg")
 
     /// The first food of one photo's analysis: label, confidence, source.
-    func firstFood(_ dir: String, _ photo: String) throws -> (label: String, confidence: Double, source: String) {
+    func firstFood(_ dir: String, _ photo: String) throws -> (label: String, confidence: Double, source: String, grams: Double) {
         let r = try diaryCLI(dir, "analyze", photo, "--json", "--no-journal")
         #expect(r.status == 0, "\(r.stderr)")
         let result = try #require((try jsonObject(r) as? [[String: Any]])?.first)
         let food = try #require((result["foods"] as? [[String: Any]])?.first, "no food in \(result)")
-        return (food["label"] as? String ?? "", food["confidence"] as? Double ?? -1, food["source"] as? String ?? "")
+        return (food["label"] as? String ?? "", food["confidence"] as? Double ?? -1, food["source"] as? String ?? "",
+                food["grams"] as? Double ?? -1)
     }
 
     /// A command that has no `--db` (`learn`).
@@ -39,7 +40,8 @@ struct CorrectionLearningCLITests {
     @Test func aCorrectionNamesTheNextPhotoOfTheSameFood() throws {
         let dir = TestPaths.makeTempDirectory("corrections")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        #expect(try firstFood(dir, Self.first).label == "dumplings", "the fixture is a photo the model gets wrong")
+        let wrong = try firstFood(dir, Self.first)
+        #expect(wrong.label == "dumplings", "the fixture is a photo the model gets wrong")
         let before = try firstFood(dir, Self.second)
         #expect(before.source == "model" && before.confidence < 0.5, "\(before)")
 
@@ -48,6 +50,7 @@ struct CorrectionLearningCLITests {
         #expect(edit.stdout.contains("Garlic") && edit.stderr.contains("taught garlic from this meal's photo"), "\(edit.stdout)\(edit.stderr)")
         let after = try firstFood(dir, Self.second)
         #expect(after.label == "garlic" && after.source == "learned" && after.confidence >= 0.8, "\(after)")
+        #expect(after.grams == wrong.grams, "a taught dish weighs what the corrected meal said (\(after.grams) g)")
         let list = try plainCLI(dir, "learn", "--list")
         #expect(list.stdout.contains("garlic  2 examples") && list.stdout.contains("corrections: on"), "\(list.stdout)")
 

@@ -19,9 +19,9 @@ struct CorrectionTests {
         return reply
     }
 
-    func firstFood(_ reply: LiveServer.Reply) -> (label: String, source: String) {
+    func firstFood(_ reply: LiveServer.Reply) -> (label: String, source: String, grams: Double) {
         let food = (reply.json["detected_foods"] as? [[String: Any]])?.first
-        return (food?["label"] as? String ?? "", food?["source"] as? String ?? "")
+        return (food?["label"] as? String ?? "", food?["source"] as? String ?? "", food?["grams"] as? Double ?? -1)
     }
 
     func put(_ server: LiveServer, _ token: String, _ id: String, _ body: String) async throws -> LiveServer.Reply {
@@ -55,7 +55,7 @@ struct CorrectionTests {
         #expect(food["label"] as? String == "garlic" && food["grams"] as? Double == 125 && food["photo_hash"] as? String == image, "\(food)")
 
         let next = firstFood(try await analyze(server, alice, "garlic-2.jpg"))
-        #expect(next.label == "garlic" && next.source == "learned", "\(next)")
+        #expect(next.label == "garlic" && next.source == "learned" && next.grams == 125, "\(next)")
         #expect(firstFood(try await analyze(server, bob, "garlic-2.jpg")).source == "model", "bob's photos do not use alice's foods")
         let learning = try await server.request("GET", "/api/v1/user/learning", token: alice)
         #expect(learning.json["from_corrections"] as? Bool == true)
