@@ -225,18 +225,8 @@ public enum ResultCSV {
         }
     }
 
-    /// RFC 4180: quote fields with a comma, quote, CR or LF; double the quotes. A leading `=`, `+`, `-` or `@`
-    /// is prefixed with `'` so a spreadsheet does not run a file name as a formula.
-    public static func line(_ fields: [String]) -> String {
-        fields.map { field in
-            var f = field
-            if let c = f.first, "=+-@".contains(c), Double(f) == nil { f = "'" + f }
-            if f.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
-                return "\"" + f.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            }
-            return f
-        }.joined(separator: ",")
-    }
+    /// `CSV.line`: RFC 4180 with the spreadsheet-formula guard.
+    public static func line(_ fields: [String]) -> String { CSV.line(fields) }
 }
 
 /// Runs a batch: every worker has its own analyzer; photos are read once and hashed, finished photos come back

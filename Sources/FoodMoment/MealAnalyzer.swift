@@ -202,7 +202,7 @@ public final class MealAnalyzer: @unchecked Sendable {
                 }
                 return result
             } catch {
-                var result = PhotoResult(file: path, decode: summary, error: PhotoError(kind: "recognition_failed", message: "\(error)"))
+                var result = PhotoResult(file: path, decode: summary, error: PhotoError(kind: .recognitionFailed, message: "\(error)"))
                 result.photoHash = file.sha256
                 return result
             }

@@ -37,10 +37,42 @@ public struct DecodeSummary: Sendable, Codable, Equatable {
 
 /// A failure with a stable kind (for machines) and a message (for people).
 public struct PhotoError: Error, Sendable, Codable, Equatable {
-    public var kind: String
+    public var kind: PhotoErrorKind
     public var message: String
-    public init(kind: String, message: String) { self.kind = kind; self.message = message }
-    public init(_ error: ImageCodecError) { self.init(kind: error.kind, message: error.description) }
+    public init(kind: PhotoErrorKind, message: String) { self.kind = kind; self.message = message }
+    public init(_ error: ImageCodecError) { self.init(kind: PhotoErrorKind(rawValue: error.kind), message: error.description) }
+}
+
+/// Why a photo failed, as the stable word every output format writes (`error.kind` in JSON, the CSV's `error`).
+/// A struct over the word rather than an enum: results kept in a journal by an earlier version may name a kind this one
+/// does not know, and must still read back.
+public struct PhotoErrorKind: RawRepresentable, Sendable, Codable, Hashable, CustomStringConvertible {
+    public var rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(rawValue)
+    }
+
+    // Reading and decoding (`ImageCodecError.kind`).
+    public static let empty = Self(rawValue: "empty")
+    public static let notAnImage = Self(rawValue: "not_an_image")
+    public static let unsupportedFormat = Self(rawValue: "unsupported_format")
+    public static let decoderUnavailable = Self(rawValue: "decoder_unavailable")
+    public static let truncated = Self(rawValue: "truncated")
+    public static let corrupt = Self(rawValue: "corrupt")
+    public static let tooLarge = Self(rawValue: "too_large")
+    public static let fileTooLarge = Self(rawValue: "file_too_large")
+    public static let resourceLimit = Self(rawValue: "resource_limit")
+    public static let outOfMemory = Self(rawValue: "out_of_memory")
+    public static let unreadable = Self(rawValue: "unreadable")
+    // The stages after decoding.
+    public static let recognitionFailed = Self(rawValue: "recognition_failed")
+    public static let annotateFailed = Self(rawValue: "annotate_failed")
+    public static let writeFailed = Self(rawValue: "write_failed")
 }
 
 /// What became of one input file, the same word in every output format (`status` in JSON, NDJSON and CSV).

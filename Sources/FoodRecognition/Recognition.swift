@@ -50,15 +50,15 @@ public struct Recognition: Sendable, Codable, Equatable {
     public var timings: [String: Double]
     /// The scale reference (coin) found in the photo, if any; never one of `foods`.
     public var reference: ReferenceObject?
-    /// True when the boxes came from the whole-photo pass's map because `RecognitionCalibration.localisationGate`
+    /// True when the boxes came from the whole-photo pass's map because `RecognitionCalibration.localizationGate`
     /// judged the localisation pass unnecessary; nil when that pass ran (or there is none).
-    public var localisationSkipped: Bool?
+    public var localizationSkipped: Bool?
 }
 
 /// When the whole-photo pass shows one food alone, confidently, with no coin and not on a shared plate, its own 7×7
 /// map gives that food's box and the localisation pass (three quarters of the network's work) is skipped. Every other
 /// photo — a plate, several foods, a coin (whose finder needs the finer map), an unsure label — gets the pass.
-public struct LocalisationGate: Sendable, Codable, Equatable {
+public struct LocalizationGate: Sendable, Codable, Equatable {
     /// The food head's best whole-photo probability must reach this.
     public var minTopProbability: Float
     /// No cell of the whole-photo map may reach this coin probability (the coin head on the 7×7 map).
@@ -107,8 +107,8 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     /// 448×448. The cell detector and the coin head must be trained the same way (`train-cells --keep-aspect`,
     /// `train-reference` follows this file).
     public var keepAspect: Bool = false
-    /// When the localisation pass may be skipped (see `LocalisationGate`); nil = it always runs.
-    public var localisationGate: LocalisationGate?
+    /// When the localisation pass may be skipped (see `LocalizationGate`); nil = it always runs.
+    public var localizationGate: LocalizationGate?
     /// When set, no localisation pass runs: the cell detector and the coin finder read the whole-photo pass's map
     /// fused with these blocks' finer outputs, finest first (`FusedCellMap`; in Lite0 block 4 ends the stride-8
     /// stage, block 10 the stride-16 one). Their heads must be trained on that map (`train-cells` and
@@ -117,7 +117,7 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     /// With `fusedMapBlocks`: a photo the answer calls a shared plate still gets the localisation pass, and its boxes
     /// come from that pass's map (`plate-cell-head.json`, a cell head trained on it); every other photo's boxes, and
     /// every coin, come from the fused map. A plate's items are too small on the whole-photo pass's maps.
-    public var localisationPassForPlates: Bool = false
+    public var localizationPassForPlates: Bool = false
     /// How sure the head must be to name a dish it may never have been taught; nil = the head's best label always.
     public var openSet: OpenSetRule?
     public var note: String = "defaults"
@@ -127,15 +127,19 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case unknownThreshold, cellThreshold, singleFoodCellThreshold, candidateThreshold, foodContextThreshold, confidentFoodProbability
         case matcherThreshold, embeddingSource, consolidate, keepAspect, note
-        case localisationGate, fusedMapBlocks, localisationPassForPlates, openSet
-        // The file format's keys keep their original spelling.
-        case localizationSize = "localisationSize", localizer = "localiser"
+        case localizationGate, fusedMapBlocks, localizationPassForPlates, openSet, localizationSize, localizer
+    }
+
+    /// The keys files written before 0.5.0 used (British spelling); read when the new key is absent.
+    enum LegacyKeys: String, CodingKey {
+        case localisationGate, localisationPassForPlates, localisationSize, localiser
     }
 
     /// Missing keys take the defaults above (one place for them); a missing `singleFoodCellThreshold` follows
     /// `cellThreshold`.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
+        let legacy = try decoder.container(keyedBy: LegacyKeys.self)
         let d = RecognitionCalibration()
         unknownThreshold = try c.decodeIfPresent(Float.self, forKey: .unknownThreshold) ?? d.unknownThreshold
         foodContextThreshold = try c.decodeIfPresent(Float.self, forKey: .foodContextThreshold) ?? d.foodContextThreshold
@@ -143,15 +147,19 @@ public struct RecognitionCalibration: Sendable, Codable, Equatable {
         cellThreshold = try c.decodeIfPresent(Float.self, forKey: .cellThreshold) ?? d.cellThreshold
         candidateThreshold = try c.decodeIfPresent(Float.self, forKey: .candidateThreshold) ?? d.candidateThreshold
         matcherThreshold = try c.decodeIfPresent(Float.self, forKey: .matcherThreshold) ?? d.matcherThreshold
-        localizationSize = try c.decodeIfPresent(Int.self, forKey: .localizationSize) ?? d.localizationSize
+        localizationSize = try c.decodeIfPresent(Int.self, forKey: .localizationSize)
+            ?? legacy.decodeIfPresent(Int.self, forKey: .localisationSize) ?? d.localizationSize
         singleFoodCellThreshold = try c.decodeIfPresent(Float.self, forKey: .singleFoodCellThreshold) ?? cellThreshold
         embeddingSource = try c.decodeIfPresent(EmbeddingSource.self, forKey: .embeddingSource) ?? d.embeddingSource
-        localizer = try c.decodeIfPresent(Localizer.self, forKey: .localizer) ?? d.localizer
+        localizer = try c.decodeIfPresent(Localizer.self, forKey: .localizer)
+            ?? legacy.decodeIfPresent(Localizer.self, forKey: .localiser) ?? d.localizer
         consolidate = try c.decodeIfPresent(Bool.self, forKey: .consolidate) ?? d.consolidate
         keepAspect = try c.decodeIfPresent(Bool.self, forKey: .keepAspect) ?? d.keepAspect
-        localisationGate = try c.decodeIfPresent(LocalisationGate.self, forKey: .localisationGate)
+        localizationGate = try c.decodeIfPresent(LocalizationGate.self, forKey: .localizationGate)
+            ?? legacy.decodeIfPresent(LocalizationGate.self, forKey: .localisationGate)
         fusedMapBlocks = try c.decodeIfPresent([Int].self, forKey: .fusedMapBlocks)
-        localisationPassForPlates = try c.decodeIfPresent(Bool.self, forKey: .localisationPassForPlates) ?? d.localisationPassForPlates
+        localizationPassForPlates = try c.decodeIfPresent(Bool.self, forKey: .localizationPassForPlates)
+            ?? legacy.decodeIfPresent(Bool.self, forKey: .localisationPassForPlates) ?? d.localizationPassForPlates
         openSet = try c.decodeIfPresent(OpenSetRule.self, forKey: .openSet)
         note = try c.decodeIfPresent(String.self, forKey: .note) ?? d.note
     }
@@ -220,7 +228,17 @@ public enum EmbeddingSource: String, Sendable, Codable, Equatable, CaseIterable 
     /// One 224×224 view.
     case single
     /// The localization pass's own embedding (the mean of its map); no 224 pass.
-    case localization = "localisation"
+    case localization
+
+    /// Files written before 0.5.0 spell it `localisation`.
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let value = EmbeddingSource(rawValue: text == "localisation" ? "localization" : text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "embeddingSource \(text) is not one of \(EmbeddingSource.allCases.map(\.rawValue))"))
+        }
+        self = value
+    }
 }
 
 /// Where stage 1's boxes come from.
@@ -295,7 +313,7 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// The per-cell food detector (`models/food-head/cell-head.json`); nil = boxes from class activation maps.
     public let cellDetector: CellDetector?
     /// The cell detector for shared plates on the localisation pass's map (`plate-cell-head.json`), when
-    /// `calibration.localisationPassForPlates` says the pass runs for them.
+    /// `calibration.localizationPassForPlates` says the pass runs for them.
     public let plateCellDetector: CellDetector?
     /// Shared plate or one dish (`models/food-head/plate-head.json`); nil = the head's best label alone decides.
     public let plateHead: PlateHeadModel?
@@ -364,13 +382,13 @@ public final class FoodRecognizer: @unchecked Sendable {
         let coinFinder = try CoinFinder.load(modelsDirectory: modelsDirectory)
         let cellDetector = try CellDetector.load(modelsDirectory: modelsDirectory)
         var plateCellDetector: CellDetector?
-        if calibration.localisationPassForPlates {
+        if calibration.localizationPassForPlates {
             guard calibration.fusedMapBlocks != nil, calibration.localizationSize > inputSize else {
-                throw FoodVisionError.invalidInput(reason: "calibration.json's localisationPassForPlates needs fusedMapBlocks and a localisationSize above \(inputSize)")
+                throw FoodVisionError.invalidInput(reason: "calibration.json's localizationPassForPlates needs fusedMapBlocks and a localizationSize above \(inputSize)")
             }
             plateCellDetector = try CellDetector.load(modelsDirectory: modelsDirectory, file: "plate-cell-head.json")
             if plateCellDetector == nil {
-                throw FoodVisionError.invalidInput(reason: "calibration.json's localisationPassForPlates needs \(topDirectory)/plate-cell-head.json (a cell head trained on the localisation pass's map)")
+                throw FoodVisionError.invalidInput(reason: "calibration.json's localizationPassForPlates needs \(topDirectory)/plate-cell-head.json (a cell head trained on the localisation pass's map)")
             }
         }
         // A head trained on another map would stop the process at its first photo (a precondition); say so here.
@@ -473,7 +491,7 @@ public final class FoodRecognizer: @unchecked Sendable {
     }
 
     /// The localisation pass's last feature map (`localisationSize`, `keepAspect`).
-    func localisationPassMap(_ image: RGBImage) throws -> FloatImage {
+    func localizationPassMap(_ image: RGBImage) throws -> FloatImage {
         let input = LocalizationInput.tensor(image, size: calibration.localizationSize, keepAspect: calibration.keepAspect)
         guard let map = try backbone.forward([input], includeFeatureMap: true).first?.featureMap else {
             throw FoodVisionError.invalidInput(reason: "backbone returned no feature map")
@@ -501,7 +519,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         var block: FloatImage?
         var foodTop: FoodTop?
         /// The boxes come from the whole-photo pass: the gate let the localisation pass go.
-        var localisationSkipped = false
+        var localizationSkipped = false
         /// The backbone's own last map when `map` is a fused one (activation maps read 1280 channels).
         var coarseMap: FloatImage? = nil
 
@@ -576,7 +594,7 @@ public final class FoodRecognizer: @unchecked Sendable {
                 coarseMap = coarse
                 localStep = "fuse"
             } else if let localInput {
-                if let gate = calibration.localisationGate, foodTop?.blocks.isEmpty ?? true {
+                if let gate = calibration.localizationGate, foodTop?.blocks.isEmpty ?? true {
                     // The whole-photo pass with its map, for the gate (and for the boxes when the gate says so).
                     let pass = try full(inputs)
                     whole = pass.whole
@@ -608,7 +626,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         guard !whole.isEmpty else { throw FoodVisionError.invalidInput(reason: "backbone returned no embedding") }
         if !skipped { lap(localStep) }
         return Passes(embedding: Self.meanOf(whole.map(\.embedding)), logits: Self.meanOf(whole.map(\.logits)), features: features,
-                      block: localBlock, foodTop: foodTop, localisationSkipped: skipped, coarseMap: coarseMap)
+                      block: localBlock, foodTop: foodTop, localizationSkipped: skipped, coarseMap: coarseMap)
     }
 
     /// What the gate reads on the whole-photo pass: the head's best probability, the plate head, the coin head's
@@ -626,7 +644,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         }
 
         /// Whether `gate` lets the localisation pass go.
-        public func allowsSkipping(_ gate: LocalisationGate) -> Bool {
+        public func allowsSkipping(_ gate: LocalizationGate) -> Bool {
             topProbability >= gate.minTopProbability && !plate && coinProbability < gate.maxCoinProbability && foods <= 1
         }
     }
@@ -635,7 +653,7 @@ public final class FoodRecognizer: @unchecked Sendable {
     public func gateEvidence(_ image: RGBImage) throws -> GateEvidence? {
         var c = calibration
         c.localizationSize = 0
-        c.localisationGate = nil
+        c.localizationGate = nil
         let passes = try (c == calibration ? self : with(calibration: c)).forwardPasses(image)
         return try gateEvidence(embedding: passes.embedding, map: passes.map)
     }
@@ -705,7 +723,7 @@ public final class FoodRecognizer: @unchecked Sendable {
             if let cellDetector, calibration.localizer != .cam {
                 if let plateCells = plateCellDetector,
                    RegionRules.isPlate(plateHeadSays: plate, global: top, model: plateCells.model, cellLabels: plateCells.classes) {
-                    let passMap = try localisationPassMap(image)
+                    let passMap = try localizationPassMap(image)
                     lap("backbone_local")
                     foods = detectCells(plateCells, features: .map(passMap), global: top, plate: plate, reference: reference, imageSize: size)
                 } else {
@@ -745,7 +763,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         }
         lap("localise")
         return (Recognition(foods: foods, unknown: unknown, top: Array(top.prefix(5)), timings: timings, reference: reference,
-                            localisationSkipped: passes.localisationSkipped ? true : nil),
+                            localizationSkipped: passes.localizationSkipped ? true : nil),
                 foodMass)
     }
 

@@ -4,7 +4,7 @@ import FoodCore
 import ImageCodecs
 import Foundation
 
-/// For choosing and checking `LocalisationGate` (`foodmoment dev eval-gate`): every photo through stage 1 twice —
+/// For choosing and checking `LocalizationGate` (`foodmoment dev eval-gate`): every photo through stage 1 twice —
 /// with the localisation pass, and with boxes from the whole-photo map (what a photo the gate lets through gets) —
 /// and the gate's evidence, so any thresholds can be scored afterwards without running the network again.
 public struct GateProbe: Sendable {
@@ -36,7 +36,7 @@ public struct GateProbe: Sendable {
         /// The two answers name the same foods (and agree on "unknown").
         public var sameFoods: Bool { unknown == wholeMapUnknown && labels.sorted() == wholeMapLabels.sorted() }
 
-        public func skipped(by gate: LocalisationGate) -> Bool {
+        public func skipped(by gate: LocalizationGate) -> Bool {
             FoodRecognizer.GateEvidence(topProbability: topProbability, plate: plate, coinProbability: coinProbability,
                                 foods: wholeMapFoods).allowsSkipping(gate)
         }
@@ -50,12 +50,12 @@ public struct GateProbe: Sendable {
     public init(recognizers: [FoodRecognizer]) {
         withPass = recognizers.map { r in
             var c = r.calibration
-            c.localisationGate = nil
+            c.localizationGate = nil
             return r.with(calibration: c)
         }
         wholeMap = recognizers.map { r in
             var c = r.calibration
-            c.localisationGate = nil
+            c.localizationGate = nil
             c.localizationSize = 0
             return r.with(calibration: c)
         }
@@ -100,7 +100,7 @@ public struct GateProbe: Sendable {
         public var gramsCompared: Int
     }
 
-    public static func score(_ rows: [Row], gate: LocalisationGate) -> [Score] {
+    public static func score(_ rows: [Row], gate: LocalizationGate) -> [Score] {
         Dictionary(grouping: rows, by: \.set).sorted { $0.key < $1.key }.map { set, all in
             let skipped = all.filter { $0.skipped(by: gate) }
             let ious = skipped.compactMap(\.boxIoU).sorted(), ratios = skipped.compactMap(\.gramsRatio).sorted()

@@ -166,16 +166,16 @@ public final class EmbeddingExtractor: @unchecked Sendable {
     /// `size` is the network's input size (224 for Lite0).
     public static func views(of image: RGBImage, region: NormalizedBox?, count: Int, size: Int = FoodRecognizer.inputSize,
                              rng: inout SplitMix64) -> [FloatImage] {
-        augmentedViews(of: image, region: region, count: count, area: 0.7...0.95, aspect: 0.8...1.25, colourJitter: false,
+        augmentedViews(of: image, region: region, count: count, area: 0.7...0.95, aspect: 0.8...1.25, colorJitter: false,
                        size: size, rng: &rng)
     }
 
     /// The whole region, its mirror image, and `count - 2` random crops (`area` of the region, aspect in `aspect`,
-    /// mirrored at random), each crop with a mild colour jitter when `colourJitter` (brightness ±0.08, per-channel
+    /// mirrored at random), each crop with a mild colour jitter when `colorJitter` (brightness ±0.08, per-channel
     /// gain 0.9…1.1 on the normalised values). The random draws per crop are area, aspect, x, y, mirror, then the
     /// jitter, so the plain views of a seed do not change when jitter is added elsewhere.
     static func augmentedViews(of image: RGBImage, region: NormalizedBox?, count: Int, area: ClosedRange<Double>,
-                               aspect: ClosedRange<Double>, colourJitter: Bool, size: Int = FoodRecognizer.inputSize,
+                               aspect: ClosedRange<Double>, colorJitter: Bool, size: Int = FoodRecognizer.inputSize,
                                rng: inout SplitMix64) -> [FloatImage] {
         let base = region ?? .whole
         var out: [FloatImage] = []
@@ -193,7 +193,7 @@ public final class EmbeddingExtractor: @unchecked Sendable {
             let x = Double.random(in: 0...(1 - w), using: &rng), y = Double.random(in: 0...(1 - h), using: &rng)
             let crop = NormalizedBox(x: base.x + x * base.w, y: base.y + y * base.h, w: w * base.w, h: h * base.h)
             var view = Bool.random(using: &rng) ? tensor(mirrored, mirror(crop)) : tensor(image, crop)
-            if colourJitter {
+            if colorJitter {
                 let brightness = Float.random(in: -0.08...0.08, using: &rng)
                 let gains = (0..<3).map { _ in Float.random(in: 0.9...1.1, using: &rng) }
                 for i in view.values.indices { view.values[i] = min(1, max(-1, view.values[i] * gains[i % 3] + brightness)) }

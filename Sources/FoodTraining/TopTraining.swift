@@ -10,7 +10,7 @@ extension EmbeddingExtractor {
     /// (30–100 % of the region's area, aspect 3:4…4:3, mirrored at random); every crop gets a mild colour jitter
     /// (brightness ±0.08, per-channel gain 0.9…1.1 on the normalised values).
     public static func strongViews(of image: RGBImage, region: NormalizedBox?, count: Int, rng: inout SplitMix64) -> [FloatImage] {
-        augmentedViews(of: image, region: region, count: count, area: 0.3...1.0, aspect: 0.75...(4.0 / 3.0), colourJitter: true, rng: &rng)
+        augmentedViews(of: image, region: region, count: count, area: 0.3...1.0, aspect: 0.75...(4.0 / 3.0), colorJitter: true, rng: &rng)
     }
 
     /// The output of MBConv block `tapBlock` (default the last: 7 × 7 × 320 at 224; block 14 or 11: 7 × 7 × 192)

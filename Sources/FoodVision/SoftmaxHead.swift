@@ -90,7 +90,7 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
         var head = SoftmaxHead(classes: classes, dimension: d, weights: [Float](repeating: 0, count: k * d),
                                bias: [Float](repeating: 0, count: k), featureMean: featureMean, featureScale: featureScale,
                                report: nil)
-        let x = embeddings.map { head.standardise($0) }
+        let x = embeddings.map { head.standardize($0) }
         // Adam state.
         var mW = [Float](repeating: 0, count: k * d), vW = mW, mB = [Float](repeating: 0, count: k), vB = mB
         let beta1: Float = 0.9, beta2: Float = 0.999, epsAdam: Float = 1e-8
@@ -109,7 +109,7 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
                 for i in gW.indices { gW[i] = 0 }
                 for i in gB.indices { gB[i] = 0 }
                 for i in batch {
-                    head.standardisedProbabilities(x[i], into: &probs)
+                    head.standardizedProbabilities(x[i], into: &probs)
                     probs[labels[i]] -= 1
                     x[i].withUnsafeBufferPointer { xi in
                         gW.withUnsafeMutableBufferPointer { g in
@@ -161,7 +161,7 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
             throw .invalidInput(reason: "embedding has \(embedding.count) values, the head was trained on \(dimension)")
         }
         var p = [Float](repeating: 0, count: classes.count)
-        standardisedProbabilities(standardise(embedding), into: &p)
+        standardizedProbabilities(standardize(embedding), into: &p)
         return classes.indices.sorted { p[$0] > p[$1] || (p[$0] == p[$1] && $0 < $1) }
             .map { LabelScore(label: classes[$0], probability: p[$0]) }
     }
@@ -203,11 +203,11 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
         }
     }
 
-    func standardise(_ e: [Float]) -> [Float] {
+    func standardize(_ e: [Float]) -> [Float] {
         (0..<dimension).map { (e[$0] - featureMean[$0]) * featureScale[$0] }
     }
 
-    func standardisedProbabilities(_ x: [Float], into p: inout [Float]) {
+    func standardizedProbabilities(_ x: [Float], into p: inout [Float]) {
         let d = dimension
         weights.withUnsafeBufferPointer { w in
             x.withUnsafeBufferPointer { xv in
@@ -229,7 +229,7 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
         var p = [Float](repeating: 0, count: classes.count)
         var loss: Float = 0
         for i in indices {
-            standardisedProbabilities(x[i], into: &p)
+            standardizedProbabilities(x[i], into: &p)
             loss -= Foundation.log(max(p[labels[i]], 1e-12))
         }
         return loss / Float(indices.count)
@@ -240,7 +240,7 @@ public struct SoftmaxHead: Sendable, Codable, Equatable {
         var p = [Float](repeating: 0, count: classes.count)
         var right = 0
         for i in indices {
-            standardisedProbabilities(x[i], into: &p)
+            standardizedProbabilities(x[i], into: &p)
             if p.indices.max(by: { p[$0] < p[$1] }) == labels[i] { right += 1 }
         }
         return Float(right) / Float(indices.count)

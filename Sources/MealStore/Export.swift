@@ -172,7 +172,7 @@ extension MealStore {
     }
 }
 
-/// CSV columns (documented in the README), RFC 4180 quoting, `\n` line ends.
+/// CSV columns (documented in the README), RFC 4180 quoting with the formula guard (`CSV`), `\n` line ends.
 public enum DiaryCSV {
     public static let columns = [
         "meal_id", "meal_type", "meal_time", "local_date", "local_time", "meal_title", "meal_tags", "meal_kcal",
@@ -213,10 +213,6 @@ public enum DiaryCSV {
         return String(v)
     }
 
-    static func line(_ fields: [String]) -> String {
-        fields.map { f in
-            f.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
-                ? "\"" + f.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : f
-        }.joined(separator: ",") + "\n"
-    }
+    /// `CSV.line` (with its guard: a meal titled "=1+1" must not run in a spreadsheet) and the line end.
+    static func line(_ fields: [String]) -> String { CSV.line(fields) + "\n" }
 }

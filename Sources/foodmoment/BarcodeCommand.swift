@@ -2,6 +2,7 @@ import ArgumentParser
 import Barcodes
 import CurlTransport
 import FoodCore
+import FoodMoment
 import Foundation
 import ImageCodecs
 import Nutrition

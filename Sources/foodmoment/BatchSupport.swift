@@ -98,20 +98,20 @@ struct AnnotationWriter: Sendable {
         let result = photo.result
         let picture: AnnotatedPhoto
         do { picture = try annotator.annotate(result, bytes: photo.bytes) } catch {
-            return .failure(PhotoError(kind: "annotate_failed", message: error.description))
+            return .failure(PhotoError(kind: .annotateFailed, message: error.description))
         }
         let base = ((result.file as NSString).lastPathComponent as NSString).deletingPathExtension
         let name = "\(base)-\(result.photoHash?.prefix(8) ?? "nohash").jpg"
         let path = (directory as NSString).appendingPathComponent(name)
         let temp = path + ".tmp-\(getpid())"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        if fd < 0 { return .failure(PhotoError(kind: "write_failed", message: "cannot write \(temp): \(String(cString: strerror(errno)))")) }
+        if fd < 0 { return .failure(PhotoError(kind: .writeFailed, message: "cannot write \(temp): \(String(cString: strerror(errno)))")) }
         let ok = writeAll(fd, picture.jpeg)
         Foundation.close(fd)
         // rename() replaces a symlink at `path` itself rather than following it.
         guard ok, rename(temp, path) == 0 else {
             unlink(temp)
-            return .failure(PhotoError(kind: "write_failed", message: "cannot write \(path): \(String(cString: strerror(errno)))"))
+            return .failure(PhotoError(kind: .writeFailed, message: "cannot write \(path): \(String(cString: strerror(errno)))"))
         }
         return .success(path)
     }

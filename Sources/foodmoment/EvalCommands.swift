@@ -281,7 +281,7 @@ struct EvalGateCommand: AsyncParsableCommand {
     func validate() throws { _ = try gateToScore() }
 
     /// `--gate`: the one gate to score (nil = the grid).
-    func gateToScore() throws -> LocalisationGate? {
+    func gateToScore() throws -> LocalizationGate? {
         guard let gate else { return nil }
         guard let one = try parseGate(gate) else { throw ValidationError("--gate of eval-gate is a gate to score (TOP,COIN), not off") }
         return one
@@ -318,14 +318,14 @@ struct EvalGateCommand: AsyncParsableCommand {
             }
             try Data(text.utf8).write(to: URL(fileURLWithPath: csv))
         }
-        var gates: [LocalisationGate] = []
+        var gates: [LocalizationGate] = []
         if let one = try gateToScore() {
             gates = [one]
         } else {
             for top: Float in [0.5, 0.6, 0.7, 0.8, 0.9, 0.95] {
-                for coin: Float in [0.02, 0.05, 0.1, 0.2, 0.4] { gates.append(LocalisationGate(minTopProbability: top, maxCoinProbability: coin)) }
+                for coin: Float in [0.02, 0.05, 0.1, 0.2, 0.4] { gates.append(LocalizationGate(minTopProbability: top, maxCoinProbability: coin)) }
             }
-            if let shipped = recognizers[0].calibration.localisationGate { gates.append(shipped) }
+            if let shipped = recognizers[0].calibration.localizationGate { gates.append(shipped) }
         }
         let scored = gates.map { g in (gate: g, scores: GateProbe.score(ok, gate: g)) }
         if json {
@@ -369,7 +369,7 @@ struct PassOptions: ParsableArguments {
     }
 
     /// `--gate`: nil = as calibration.json; `.some(nil)` = off.
-    func parsedGate() throws -> LocalisationGate?? {
+    func parsedGate() throws -> LocalizationGate?? {
         guard let gate else { return nil }
         return .some(try parseGate(gate))
     }
@@ -393,7 +393,7 @@ struct PassOptions: ParsableArguments {
             if let localizer { c.localizer = localizer }
             if rawBoxes { c.consolidate = false }
             if let aspect { c.keepAspect = aspect == "keep" }
-            if let gateChoice { c.localisationGate = gateChoice }
+            if let gateChoice { c.localizationGate = gateChoice }
             return r.with(calibration: c, cellDetector: detector, coinFinder: noCoin ? .some(nil) : nil, photoPortions: photo)
         }
     }
@@ -407,13 +407,13 @@ func inFold(_ samples: [TrainingSample], _ fold: String) throws -> [TrainingSamp
 }
 
 /// `--gate`: `off` (nil) or `TOP,COIN`, two probabilities.
-func parseGate(_ text: String) throws -> LocalisationGate? {
+func parseGate(_ text: String) throws -> LocalizationGate? {
     if text == "off" { return nil }
     let parts = text.split(separator: ",").compactMap { Float($0.trimmingCharacters(in: .whitespaces)) }
     guard parts.count == 2, parts.allSatisfy({ (0...1).contains($0) }) else {
         throw ValidationError("--gate is off or TOP,COIN (two probabilities, e.g. 0.8,0.1), not \(text)")
     }
-    return LocalisationGate(minTopProbability: parts[0], maxCoinProbability: parts[1], note: "--gate \(text)")
+    return LocalizationGate(minTopProbability: parts[0], maxCoinProbability: parts[1], note: "--gate \(text)")
 }
 
 /// `a,b , c` → ["a", "b", "c"]; nil or empty → [].

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CAllocator
+import FoodMoment
 import Foundation
 import FoodVision
 
@@ -24,10 +25,6 @@ struct FoodMomentCommand: AsyncParsableCommand {
         version: FoodMomentVersion.string,
         subcommands: registeredSubcommands
     )
-}
-
-enum FoodMomentVersion {
-    static let string = "0.1.0"
 }
 
 /// Entry point: maps argument errors to exit code 2 (ArgumentParser's default is 64) and keeps

@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func failedFileIsOneRowWithTheReason() {
-        let r = PhotoResult(file: "x.jpg", error: PhotoError(kind: "truncated", message: "cannot decode x.jpg: truncated"))
+        let r = PhotoResult(file: "x.jpg", error: PhotoError(kind: .truncated, message: "cannot decode x.jpg: truncated"))
         let rows = ResultCSV.rows(r)
         #expect(rows.count == 1)
         #expect(rows[0].hasPrefix("x.jpg,,failed,truncated: cannot decode x.jpg: truncated"))
@@ -113,7 +113,7 @@ import Testing
         var r = PhotoResult(file: "a.jpg")
         r.photoHash = "abc"
         #expect(r.mealInput(fileModified: Date(), timeZone: .gmt) == nil)  // decoded only: not analysed
-        #expect(PhotoResult(file: "b.jpg", error: PhotoError(kind: "truncated", message: "x")).mealInput(fileModified: Date(), timeZone: .gmt) == nil)
+        #expect(PhotoResult(file: "b.jpg", error: PhotoError(kind: .truncated, message: "x")).mealInput(fileModified: Date(), timeZone: .gmt) == nil)
         let food = DetectedFood(label: "banana", name: "Banana", nameZh: "香蕉", emoji: "🍌", color: "#ffd700", confidence: 0.9,
                                 box: .whole, grams: 118, gramsSource: .defaultPortion, source: .model)
         var n = FoodNutrition(foodId: "sr:173944", foodName: "Bananas, raw", provenance: "USDA", kcal: 105, proteinG: 1.3,

@@ -71,10 +71,10 @@ struct PicturesTests {
             // By now the file is gone: only the batch's own bytes can be drawn.
             try? FileManager.default.removeItem(atPath: photo.result.file)
             guard let bytes = photo.bytes, ContentDigest.sha256Hex(bytes) == photo.result.photoHash else {
-                return .failure(PhotoError(kind: "test", message: "the output step got no bytes, or other bytes"))
+                return .failure(PhotoError(kind: PhotoErrorKind(rawValue: "test"), message: "the output step got no bytes, or other bytes"))
             }
             do { return .success("\(try PhotoAnnotator().annotate(photo.result, bytes: bytes).jpeg.count)") } catch {
-                return .failure(PhotoError(kind: "annotate_failed", message: "\(error)"))
+                return .failure(PhotoError(kind: .annotateFailed, message: "\(error)"))
             }
         }
         var outputs: [Result<String, PhotoError>?] = []
@@ -133,7 +133,7 @@ struct PicturesTests {
 
     @Test func failuresNameTheFile() throws {
         var failed = PhotoResult(file: "/nowhere/x.jpg")
-        failed.error = PhotoError(kind: "truncated", message: "truncated JPEG data")
+        failed.error = PhotoError(kind: .truncated, message: "truncated JPEG data")
         #expect(throws: PicturesError.analysisFailed(file: "/nowhere/x.jpg", message: "truncated JPEG data")) {
             try PhotoAnnotator().annotate(failed)
         }

@@ -60,7 +60,7 @@ struct FusedCellMapTests {
         var calibration = try JSONDecoder().decode(RecognitionCalibration.self,
                                                    from: Data(contentsOf: URL(fileURLWithPath: TestPaths.repoRoot + "/models/food-head/calibration.json")))
         calibration.fusedMapBlocks = blocks
-        calibration.localisationPassForPlates = passForPlates
+        calibration.localizationPassForPlates = passForPlates
         try JSONEncoder().encode(calibration).write(to: URL(fileURLWithPath: dir + "/food-head/calibration.json"))
         return dir
     }
@@ -146,7 +146,7 @@ struct FusedCellMapTests {
         #expect(Set(coinExpected.map { ($0 * 10).rounded() }).count > 3, "the fine channels move the coin probabilities")
     }
 
-    @Test func aSharedPlateStillGetsTheLocalisationPassAndOtherPhotosDoNot() throws {
+    @Test func aSharedPlateStillGetsTheLocalizationPassAndOtherPhotosDoNot() throws {
         let dir = try models(fusing: [4, 10], keep: [], passForPlates: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let shipped = try #require(sharedRecognizer)
@@ -169,7 +169,7 @@ struct FusedCellMapTests {
         #expect(apples.foods.first?.label == "apple")
     }
 
-    @Test func withoutALocalisationPassTheMapIsTheFusedOneAndActivationMapsReadTheCoarseOne() throws {
+    @Test func withoutALocalizationPassTheMapIsTheFusedOneAndActivationMapsReadTheCoarseOne() throws {
         // No cell or coin head (none trained for this map): boxes come from the food top's activation maps.
         let dir = try models(fusing: [4, 10], keep: [])
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -49,11 +49,11 @@ struct RecognitionTests {
     /// exactly the answer of boxes from the whole-photo map, without the localisation pass; a thali (a plate, several
     /// foods) always gets the pass; the evidence it reads is the one `dev eval-gate` scores.
     @Test(.enabled(if: TestPaths.hasSharedData, "needs ../shared/data"))
-    func theLocalisationGateSkipsThePassOnlyWhereItsEvidenceAllows() throws {
+    func theLocalizationGateSkipsThePassOnlyWhereItsEvidenceAllows() throws {
         let r = try #require(sharedRecognizer)
-        #expect(r.calibration.localisationGate == nil && r.calibration.localizationSize > FoodRecognizer.inputSize)
+        #expect(r.calibration.localizationGate == nil && r.calibration.localizationSize > FoodRecognizer.inputSize)
         var open = r.calibration
-        open.localisationGate = LocalisationGate(minTopProbability: 0.5, maxCoinProbability: 0.5)
+        open.localizationGate = LocalizationGate(minTopProbability: 0.5, maxCoinProbability: 0.5)
         var wholeMapOnly = r.calibration
         wholeMapOnly.localizationSize = 0
         let gated = r.with(calibration: open), whole = r.with(calibration: wholeMapOnly)
@@ -64,22 +64,32 @@ struct RecognitionTests {
         let evidence = try #require(try r.gateEvidence(pie))
         #expect(evidence.foods == 1 && !evidence.plate && evidence.topProbability >= 0.5 && evidence.coinProbability < 0.5, "\(evidence)")
         let skipped = try gated.recognize(pie)
-        #expect(skipped.localisationSkipped == true && skipped.timings["backbone_local"] == nil)
+        #expect(skipped.localizationSkipped == true && skipped.timings["backbone_local"] == nil)
         let fromWholeMap = try whole.recognize(pie)
         #expect(skipped.foods == fromWholeMap.foods && skipped.top == fromWholeMap.top && skipped.foods.first?.label == "pizza")
         // A gate above the photo's probability runs the pass, and the answer is the ungated one.
-        let strict = r.with(calibration: { var c = open; c.localisationGate?.minTopProbability = 1.01; return c }())
+        let strict = r.with(calibration: { var c = open; c.localizationGate?.minTopProbability = 1.01; return c }())
         let ran = try strict.recognize(pie), plain = try r.recognize(pie)
-        #expect(ran.localisationSkipped == nil && ran.timings["backbone_local"] != nil && ran.foods == plain.foods)
+        #expect(ran.localizationSkipped == nil && ran.timings["backbone_local"] != nil && ran.foods == plain.foods)
         // Several foods on a plate: the pass runs, whatever the thresholds.
         let plate = try #require(try r.gateEvidence(thali))
-        #expect(!plate.allowsSkipping(LocalisationGate(minTopProbability: 0, maxCoinProbability: 1)), "\(plate)")
+        #expect(!plate.allowsSkipping(LocalizationGate(minTopProbability: 0, maxCoinProbability: 1)), "\(plate)")
         #expect(try gated.recognize(thali).foods == (try r.recognize(thali)).foods)
         // The gate file format: absent = off; present = read back.
-        let json = #"{"localisationSize": 448, "localisationGate": {"minTopProbability": 0.8, "maxCoinProbability": 0.02}}"#
+        let json = #"{"localisationSize": 448, "localizationGate": {"minTopProbability": 0.8, "maxCoinProbability": 0.02}}"#
         let read = try JSONDecoder().decode(RecognitionCalibration.self, from: Data(json.utf8))
-        #expect(read.localisationGate == LocalisationGate(minTopProbability: 0.8, maxCoinProbability: 0.02))
-        #expect(try JSONDecoder().decode(RecognitionCalibration.self, from: Data("{}".utf8)).localisationGate == nil)
+        #expect(read.localizationGate == LocalizationGate(minTopProbability: 0.8, maxCoinProbability: 0.02))
+        #expect(try JSONDecoder().decode(RecognitionCalibration.self, from: Data("{}".utf8)).localizationGate == nil)
+        // Files written before 0.5.0 spelt the keys the British way; they read the same, and are written the American way.
+        let old = #"{"localisationSize": 320, "localiser": "cam", "localisationPassForPlates": true, "embeddingSource": "localisation", "#
+            + #""localisationGate": {"minTopProbability": 0.7, "maxCoinProbability": 0.01}}"#
+        let legacy = try JSONDecoder().decode(RecognitionCalibration.self, from: Data(old.utf8))
+        #expect(legacy.localizationSize == 320 && legacy.localizer == .cam && legacy.localizationPassForPlates
+                && legacy.embeddingSource == .localization && legacy.localizationGate?.minTopProbability == 0.7)
+        let written = String(decoding: try JSONEncoder().encode(legacy), as: UTF8.self)
+        #expect(written.contains("\"localizationSize\":320") && written.contains("\"embeddingSource\":\"localization\"")
+                && !written.contains("localis"), "\(written)")
+        #expect(try JSONDecoder().decode(RecognitionCalibration.self, from: Data(written.utf8)) == legacy)
     }
 
     @Test func noiseAndFlatColoursAreNotFood() throws {

@@ -13,7 +13,7 @@ struct GateProbeTests {
     }
 
     @Test func everyConditionOfTheGateIsAppliedAndTheChangesCounted() {
-        let gate = LocalisationGate(minTopProbability: 0.8, maxCoinProbability: 0.1)
+        let gate = LocalizationGate(minTopProbability: 0.8, maxCoinProbability: 0.1)
         let rows = [
             row("a", top: 0.9),                                              // skips, same foods
             row("a", top: 0.95, wholeMap: ["pear"], iou: 0.2, grams: 1.5),  // skips, another food
@@ -30,6 +30,6 @@ struct GateProbeTests {
         #expect(a.gramsCompared == 2 && a.gramsWithin20 == 1 && a.medianIoU == 0.8 && a.medianGramsRatio == 1.5)
         #expect(b.photos == 1 && b.skipped == 1 && b.sameFoods == 1 && b.coinsLost == 1 && b.gramsWithin20 == 1)
         // A closed gate skips nothing.
-        #expect(GateProbe.score(rows, gate: LocalisationGate(minTopProbability: 1.01, maxCoinProbability: 1)).allSatisfy { $0.skipped == 0 })
+        #expect(GateProbe.score(rows, gate: LocalizationGate(minTopProbability: 1.01, maxCoinProbability: 1)).allSatisfy { $0.skipped == 0 })
     }
 }

@@ -96,4 +96,15 @@ struct ExportTests {
         #expect(lines[4].contains("\"Friday, pizza night\""))
         #expect(lines[4].contains("\"Tea 🍵 \"\"green\"\"\",绿茶"))
     }
+
+    /// A title or food name a spreadsheet would run as a formula is written as text (the same guard as analyze's CSV).
+    @Test func csvNeverHandsASpreadsheetAFormula() throws {
+        let t = try TempStore()
+        defer { t.cleanup() }
+        let food = MealFood(label: "x", name: "@SUM(A1:A9)", grams: 10, gramsSource: .user, source: .user)
+        try t.store.addMeal(time: Date(timeIntervalSince1970: 1_795_000_000), type: .snack, foods: [food], title: "=HYPERLINK(\"http://x\")")
+        let row = try t.store.exportCSV(timeZone: berlin).split(separator: "\n")[1]
+        #expect(row.contains(",\"'=HYPERLINK(\"\"http://x\"\")\",") && row.contains(",'@SUM(A1:A9),"), "\(row)")
+        #expect(CSV.line(["-12.5", "+1", "-", "=1"]) == "-12.5,+1,'-,'=1", "numbers stay numbers")
+    }
 }

@@ -18,12 +18,12 @@ public struct AnalysisResponse: Codable, Sendable, Equatable {
         public var confidence: Double
         public var boundingBox: NormalizedBox
         public var grams: Double
-        public var gramsSource: String
+        public var gramsSource: GramsSource
         /// nil when the label has no table food (then no macros either).
         public var calories: Double?
         public var proteinG: Double?, carbsG: Double?, fatG: Double?, fiberG: Double?
         /// Who named it: `model`, `learned`, `llm`, `user`.
-        public var source: String
+        public var source: FoodOrigin
         /// The table food the numbers come from (`sr:173944`) and its provenance.
         public var foodId: String?
         public var provenance: String?
@@ -60,9 +60,9 @@ public struct AnalysisResponse: Codable, Sendable, Equatable {
         imageId = result.photoHash ?? UUID().uuidString.lowercased()
         detectedFoods = foods.map { f in
             Food(label: f.food.label, name: f.food.name, nameZh: f.food.nameZh, emoji: f.food.emoji, color: f.food.color,
-                 confidence: f.food.confidence, boundingBox: f.food.box, grams: f.food.grams, gramsSource: f.food.gramsSource.rawValue,
+                 confidence: f.food.confidence, boundingBox: f.food.box, grams: f.food.grams, gramsSource: f.food.gramsSource,
                  calories: f.nutrition?.kcal, proteinG: f.nutrition?.proteinG, carbsG: f.nutrition?.carbsG, fatG: f.nutrition?.fatG,
-                 fiberG: f.nutrition?.fiberG, source: f.food.source.rawValue, foodId: f.nutrition?.foodId, provenance: f.nutrition?.provenance)
+                 fiberG: f.nutrition?.fiberG, source: f.food.source, foodId: f.nutrition?.foodId, provenance: f.nutrition?.provenance)
         }
         let totals = result.totals ?? Macros()
         totalCalories = totals.kcal

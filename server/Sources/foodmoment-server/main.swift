@@ -32,6 +32,7 @@ struct Serve: AsyncParsableCommand {
           curl -H "Authorization: Bearer $TOKEN" -H "Content-Type: image/jpeg" \\
                --data-binary @samples/banana.jpg http://127.0.0.1:8080/api/v1/food/analyze
         """,
+        version: FoodMomentVersion.string,
         subcommands: [Run.self, Token.self],
         defaultSubcommand: Run.self
     )
