@@ -240,11 +240,17 @@ public final class MealAnalyzer: @unchecked Sendable {
 }
 
 extension MealFood {
-    /// A photo's food as a diary entry (the nutrients follow from the per-100 g values and the grams).
+    /// A photo's food as a diary entry, with the nutrients the analysis printed: computed once, by the nutrition join,
+    /// so the diary, the export and the server hold the kcal `analyze` showed (scaling the rounded per-100 g values
+    /// again gave 1 kcal more or less for 3 of 787 dev foods). An edit of the grams later scales `per100g`.
     public init(_ f: AnalyzedFood, photoHash: String?) {
         self.init(label: f.food.label, name: f.food.name, nameZh: f.food.nameZh, emoji: f.food.emoji,
                   confidence: f.food.confidence, box: f.food.box, grams: f.food.grams, gramsSource: f.food.gramsSource,
                   source: f.food.source, foodId: f.nutrition?.foodId, provenance: f.nutrition?.provenance,
                   per100g: f.nutrition?.per100g, photoHash: photoHash)
+        if let n = f.nutrition {
+            nutrients = Macros(kcal: n.kcal ?? nutrients.kcal, proteinG: n.proteinG ?? nutrients.proteinG,
+                               carbsG: n.carbsG ?? nutrients.carbsG, fatG: n.fatG ?? nutrients.fatG, fiberG: n.fiberG ?? nutrients.fiberG)
+        }
     }
 }
