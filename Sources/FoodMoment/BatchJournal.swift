@@ -1,0 +1,41 @@
+import FoodRecognition
+public import FoodCore
+public import Foundation
+import ImageCodecs
+import FoodVision
+
+/// What a batch remembers between runs: the result of every photo it finished (keyed by content hash and the
+/// settings that produced it) and, with `--log`, the meal it went into. The concrete journal (the meal store) is
+/// chosen by the executable.
+public protocol BatchJournal: Sendable {
+    /// Stored results (JSON of `PhotoResult`) for the hashes that were finished with these settings.
+    func finishedResults(hashes: [String], settings: String) throws -> [String: Data]
+    /// Stores one finished photo; with `meal` also merges it into the diary, in the same transaction.
+    /// Returns how the meal was logged (nil when `meal` is nil).
+    func record(hash: String, path: String, settings: String, result: Data, meal: PhotoMealInput?, replace: Bool) throws -> LoggedMeal?
+}
+
+/// A photo's contribution to the diary.
+public struct PhotoMealInput: Sendable, Equatable {
+    public var photo: MealPhoto
+    public var foods: [MealFood]
+    public var analysis: String?
+    public var utcOffsetSeconds: Int?
+    /// Set for an unrecognised photo ("Unrecognised photo"); nil lets the diary title the meal from its foods.
+    public var title: String?
+}
+
+/// How a photo landed in the diary: `created`, `merged`, `duplicate`, `replaced` or `deleted` (the user deleted its
+/// meal earlier; not logged again), the meal's id (empty for `deleted`), and the time the photo was logged at.
+public struct LoggedMeal: Sendable, Equatable, Codable {
+    public var outcome: MealOutcome
+    public var mealID: String
+    /// When the photo says it was taken, as logged.
+    public var time: Date?
+    /// Where `time` came from: `exif`, `exif_local`, `given` (`--time`) or `file_time` (never merged with others).
+    public var timeSource: String?
+    public init(outcome: MealOutcome, mealID: String, time: Date? = nil, timeSource: String? = nil) {
+        self.outcome = outcome; self.mealID = mealID; self.time = time; self.timeSource = timeSource
+    }
+    enum CodingKeys: String, CodingKey { case outcome, time; case mealID = "meal_id", timeSource = "time_source" }
+}

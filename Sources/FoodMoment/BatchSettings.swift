@@ -1,0 +1,33 @@
+import FoodRecognition
+import FoodCore
+import Foundation
+import ImageCodecs
+import FoodVision
+
+/// The settings key of a batch result: a digest of everything that changes what a photo's result is — the
+/// model files, the arithmetic the network runs in (`InferencePrecision.automatic`, what this process's recogniser
+/// uses: BF16 and INT8 move confidences and box edges by a hundredth), the user's learned foods, the nutrition tables
+/// (size and time) and the decode options. A result made under another key is analysed again.
+public enum BatchSettings {
+    public static func key(modelsDirectory: String, nutritionDirectory: String, userDataDirectory: String,
+                           decodeSize: Int, acceptDamaged: Bool) -> String {
+        var material = "foodmoment-batch-1;decode=\(decodeSize);damaged=\(acceptDamaged);precision=\(InferencePrecision.automatic.rawValue)"
+        // Every file of the food head folder (head, calibration, cell detector, plate head, coin head, …): a result
+        // made before any of them changed is analysed again.
+        let headFiles = ((try? FileManager.default.contentsOfDirectory(atPath: modelsDirectory + "/food-head")) ?? [])
+            .filter { !$0.hasPrefix(".") }.sorted().map { "food-head/" + $0 }
+        for file in ["efficientnet-lite0/manifest.json"] + headFiles {
+            let bytes = FileManager.default.contents(atPath: modelsDirectory + "/" + file).map { [UInt8]($0) } ?? []
+            material += ";\(file)=\(ContentDigest.sha256Hex(bytes))"
+        }
+        let learned = FileManager.default.contents(atPath: userDataDirectory + "/learned-foods.json").map { [UInt8]($0) } ?? []
+        material += ";learned=\(ContentDigest.sha256Hex(learned))"
+        for file in ["nutrition.fmdb", "nutrition.fmdb.gz", "labels.json"] {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: nutritionDirectory + "/" + file)
+            let size = (attributes?[.size] as? NSNumber)?.intValue ?? -1
+            let time = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+            material += ";\(file)=\(size)@\(Int(time))"
+        }
+        return String(ContentDigest.sha256Hex(Array(material.utf8)).prefix(16))
+    }
+}
