@@ -106,7 +106,6 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Composition: the meal store as the batch's journal (FoodMoment's BatchJournal over MealStore).
-        .target(name: "BatchStore", dependencies: ["FoodMoment", "MealStore", "FoodCore"], swiftSettings: swiftSettings),
         // The library as another package uses it: analyse photos, print foods and kcal (CI builds it from a clone by
         // URL and version too: tools/consumer/check).
         .executableTarget(name: "analyze-photo", dependencies: ["FoodMoment"], path: "Examples/AnalyzePhoto", swiftSettings: swiftSettings),
@@ -114,7 +113,7 @@ let package = Package(
             name: "foodmoment",
             dependencies: [
                 "FoodMoment", "FoodRecognition", "FoodTraining", "FoodCore", "ImageCodecs", "FoodVision", "Nutrition", "Barcodes",
-                "CurlTransport", "LLMRefiner", "MealStore", "BatchStore", "CAllocator",
+                "CurlTransport", "LLMRefiner", "MealStore", "CAllocator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -155,8 +154,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "BatchStoreTests",
-            dependencies: ["BatchStore", "FoodMoment", "FoodRecognition", "MealStore", "FoodCore", "Nutrition", "ImageCodecs", "FoodMomentTestSupport", "foodmoment"],
+            name: "BatchJournalTests",
+            dependencies: ["FoodMoment", "FoodRecognition", "MealStore", "FoodCore", "Nutrition", "ImageCodecs", "FoodMomentTestSupport", "foodmoment"],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "CLITests", dependencies: ["FoodCore", "ImageCodecs", "FoodVision", "FoodMomentTestSupport", "foodmoment",

@@ -180,7 +180,7 @@ extension MealStore {
     /// policy allows merging; a photo with no foods (not recognised) is always a meal of its own.
     /// A SIGKILL at any instant leaves either all of it or none of it.
     public func record(hash: String, path: String, settings: String, result: Data, meal: PhotoMeal?,
-                       policy: MergePolicy, replace: Bool) throws -> LogOutcome? {
+                       policy: MergePolicy, replace: Bool) throws -> LoggedMeal? {
         if let meal { try Validate.foods(meal.foods) }
         return try write("record \(path)") { db in
             let outcome = try meal.map { try log($0, policy: policy, replace: replace, db: db) }
@@ -188,13 +188,13 @@ extension MealStore {
                 INSERT INTO journal (hash, settings, path, result, meal_id, recorded_ms) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (hash, settings) DO UPDATE SET path = excluded.path, result = excluded.result,
                   meal_id = COALESCE(excluded.meal_id, journal.meal_id), recorded_ms = excluded.recorded_ms
-                """).execute(arguments: [hash, settings, path, result, outcome?.kind == .deleted ? nil : outcome?.mealID, nowMs])
+                """).execute(arguments: [hash, settings, path, result, outcome?.outcome == .deleted ? nil : outcome?.mealID, nowMs])
             return outcome
         }
     }
 
     /// Logs one photo's meal inside the caller's transaction.
-    private func log(_ m: PhotoMeal, policy: MergePolicy, replace: Bool, db: Database) throws -> LogOutcome {
+    private func log(_ m: PhotoMeal, policy: MergePolicy, replace: Bool, db: Database) throws -> LoggedMeal {
         var photo = m.photo
         photo.takenAt = Time.date(Time.ms(photo.takenAt))
         let foods = m.foods.map { f -> MealFood in
@@ -205,11 +205,11 @@ extension MealStore {
         let stamp = Time.date(nowMs)
 
         if try Bool.fetchOne(db, sql: "SELECT 1 FROM deleted_photos WHERE hash = ?", arguments: [photo.hash]) == true {
-            guard replace else { return LogOutcome(kind: .deleted, mealID: "") }
+            guard replace else { return LoggedMeal(outcome: .deleted, mealID: "") }
             try db.execute(sql: "DELETE FROM deleted_photos WHERE hash = ?", arguments: [photo.hash])
         }
         if let existing = try String.fetchOne(db, sql: "SELECT meal_id FROM photos WHERE hash = ?", arguments: [photo.hash]) {
-            guard replace else { return LogOutcome(kind: .duplicate, mealID: existing) }
+            guard replace else { return LoggedMeal(outcome: .duplicate, mealID: existing) }
             guard var rec = try Rows.meal(id: existing, db) else { throw MealStoreError.noSuchMeal(existing) }
             let before = rec
             rec.foods.removeAll { $0.photoHash == photo.hash }
@@ -218,7 +218,7 @@ extension MealStore {
             if rec.photos.count == 1, let a = m.analysis { rec.analysis = a }
             rec.updatedAt = stamp
             try Rows.save(Rows.derive(rec, from: before), db)
-            return LogOutcome(kind: .replaced, mealID: existing)
+            return LoggedMeal(outcome: .replaced, mealID: existing)
         }
 
         let type = policy.windows.type(at: photo.takenAt, timeZone: policy.timeZone)
@@ -251,12 +251,12 @@ extension MealStore {
             }
             rec.updatedAt = stamp
             try Rows.save(Rows.derive(rec, from: before), db)
-            return LogOutcome(kind: .merged, mealID: rec.id)
+            return LoggedMeal(outcome: .merged, mealID: rec.id)
         }
         let rec = MealRecord(type: type, time: photo.takenAt, utcOffsetSeconds: m.utcOffsetSeconds, title: m.title ?? "",
                              foods: foods, photos: [photo], analysis: m.analysis, createdAt: stamp)
         try Rows.save(Rows.derive(rec, from: nil), db)
-        return LogOutcome(kind: .created, mealID: rec.id)
+        return LoggedMeal(outcome: .created, mealID: rec.id)
     }
 
     /// Meals whose time is in `from ..< to`, by time ascending.

@@ -89,32 +89,6 @@ public struct MergePolicy: Sendable {
     }
 }
 
-/// One analysed photo to log: the photo, its foods and the analysis text.
-public struct PhotoMeal: Sendable {
-    public var photo: MealPhoto
-    public var foods: [MealFood]
-    public var analysis: String?
-    /// EXIF OffsetTimeOriginal in seconds, when the photo had one (kept on the meal for showing local time).
-    public var utcOffsetSeconds: Int?
-    /// The title of a new meal when the rules should not derive it from the foods (an unrecognised photo).
-    public var title: String?
-
-    public init(photo: MealPhoto, foods: [MealFood], analysis: String?, utcOffsetSeconds: Int? = nil, title: String? = nil) {
-        self.photo = photo; self.foods = foods; self.analysis = analysis; self.utcOffsetSeconds = utcOffsetSeconds
-        self.title = title
-    }
-}
-
-/// What `record` did with a photo's meal.
-public struct LogOutcome: Sendable, Equatable {
-    public typealias Kind = MealOutcome
-
-    public var kind: Kind
-    public var mealID: String
-
-    public init(kind: Kind, mealID: String) { self.kind = kind; self.mealID = mealID }
-}
-
 /// Titles and tags, derived from a meal's foods and totals (documented in the README).
 public enum MealRules {
     /// "Rice, Chicken curry & Naan": distinct food names in order; more than four become

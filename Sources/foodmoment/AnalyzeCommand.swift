@@ -1,5 +1,4 @@
 import ArgumentParser
-import BatchStore
 import FoodCore
 import FoodVision
 import Foundation
@@ -207,7 +206,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
             }
         }
         let refiner = decodeOnly ? nil : try llm.makeRefiner(nutrition: analyzers.first?.nutrition)
-        var journal: StoreJournal?
+        var journal: MealStore.Journal?
         if !decodeOnly && !noJournal && !photos.isEmpty {
             do {
                 journal = try openJournal()

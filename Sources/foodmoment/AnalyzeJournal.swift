@@ -1,6 +1,5 @@
 import FoodCore
 import Foundation
-import BatchStore
 import MealStore
 import FoodMoment
 import FoodRecognition
@@ -9,12 +8,12 @@ import FoodTraining
 extension AnalyzeCommand {
     var storePath: String { db ?? MealStore.defaultPath(dataDirectory: ResourceLocator.userDataDirectory()) }
 
-    func openJournal() throws -> StoreJournal {
+    func openJournal() throws -> MealStore.Journal {
         do {
-            let journal = try StoreJournal.open(path: storePath)
-            var policy = journal.policy
+            let store = try MealStore(path: storePath, timeZone: .current)
+            var policy = try store.journal().policy
             policy.merge = !noMerge
-            return StoreJournal(store: journal.store, policy: policy)
+            return try store.journal(policy: policy)
         } catch {
             throw ValidationErrorMessage("\(error)")
         }

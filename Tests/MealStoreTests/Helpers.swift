@@ -39,7 +39,7 @@ func photoMeal(_ hash: String, _ time: Date, _ foods: [MealFood], analysis: Stri
 extension MealStore {
     /// Records one photo's meal with the default policy in Berlin.
     @discardableResult
-    func log(_ m: PhotoMeal, replace: Bool = false, gap: TimeInterval = 45 * 60) throws -> LogOutcome {
+    func log(_ m: PhotoMeal, replace: Bool = false, gap: TimeInterval = 45 * 60) throws -> LoggedMeal {
         try record(hash: m.photo.hash, path: m.photo.path, settings: "s1", result: Data("{}".utf8), meal: m,
                    policy: MergePolicy(gap: gap, timeZone: berlin), replace: replace)!
     }

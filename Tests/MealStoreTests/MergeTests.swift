@@ -13,7 +13,7 @@ struct MergeTests {
         let t = try TempStore()
         defer { t.cleanup() }
         let out = try t.store.log(photoMeal("h1", at("2026-11-22", time), [food("Rice", kcal: 130)]))
-        #expect(out.kind == .created)
+        #expect(out.outcome == .created)
         #expect(try t.store.meal(id: out.mealID)?.type == type)
     }
 
@@ -49,10 +49,10 @@ struct MergeTests {
         let c = try s.log(photoMeal("c", at("2026-11-22", "13:24"), [food("Naan", grams: 90, kcal: 290, protein: 9, carbs: 50)]))
         // 46 minutes after c: a new lunch.
         let d = try s.log(photoMeal("d", at("2026-11-22", "14:10"), [food("Tea", grams: 250, kcal: 1)]))
-        #expect(a.kind == .created)
-        #expect(b == LogOutcome(kind: .merged, mealID: a.mealID))
-        #expect(c == LogOutcome(kind: .merged, mealID: a.mealID))
-        #expect(d.kind == .created && d.mealID != a.mealID)
+        #expect(a.outcome == .created)
+        #expect(b == LoggedMeal(outcome: .merged, mealID: a.mealID))
+        #expect(c == LoggedMeal(outcome: .merged, mealID: a.mealID))
+        #expect(d.outcome == .created && d.mealID != a.mealID)
         let meal = try #require(try s.meal(id: a.mealID))
         #expect(meal.title == "Rice, Chicken curry & Naan")
         #expect(meal.photos.map(\.hash) == ["a", "b", "c"])
@@ -70,15 +70,15 @@ struct MergeTests {
         let s = t.store
         let breakfast = try s.log(photoMeal("a", at("2026-11-22", "10:20"), [food("Toast", kcal: 260)]))
         let lunch = try s.log(photoMeal("b", at("2026-11-22", "10:40"), [food("Soup", kcal: 50)]))
-        #expect(lunch.kind == .created && lunch.mealID != breakfast.mealID)
+        #expect(lunch.outcome == .created && lunch.mealID != breakfast.mealID)
         // Two snacks 20 minutes apart across local midnight are two days' snacks.
         let late = try s.log(photoMeal("c", at("2026-11-22", "23:50"), [food("Chips", kcal: 530)]))
         let early = try s.log(photoMeal("d", at("2026-11-23", "00:10"), [food("Chips", kcal: 530)]))
-        #expect(late.kind == .created && early.kind == .created)
+        #expect(late.outcome == .created && early.outcome == .created)
         #expect(try s.mealCount() == 4)
         // A larger gap merges what the default kept apart.
         let next = try s.log(photoMeal("e", at("2026-11-23", "01:20"), [food("Cookie", kcal: 480)]), gap: 2 * 3600)
-        #expect(next == LogOutcome(kind: .merged, mealID: early.mealID))
+        #expect(next == LoggedMeal(outcome: .merged, mealID: early.mealID))
     }
 
     @Test func theSamePhotoIsNeverLoggedTwiceUnlessReplaced() throws {
@@ -90,12 +90,12 @@ struct MergeTests {
         // Logged again (another path, another analysis): nothing changes.
         var again = photoMeal("p1", at("2026-11-22", "19:00"), [food("Pizza", grams: 200, kcal: 270)])
         again.photo.path = "/elsewhere/copy.jpg"
-        #expect(try s.log(again) == LogOutcome(kind: .duplicate, mealID: first.mealID))
+        #expect(try s.log(again) == LoggedMeal(outcome: .duplicate, mealID: first.mealID))
         var meal = try #require(try s.meal(id: first.mealID))
         #expect(meal.foods.map(\.name) == ["Pasta", "Salad"])
         #expect(meal.totals.kcal == 470)
         // Replace: p1's foods become the new ones, p2's stay; totals, title and path follow.
-        #expect(try s.log(again, replace: true) == LogOutcome(kind: .replaced, mealID: first.mealID))
+        #expect(try s.log(again, replace: true) == LoggedMeal(outcome: .replaced, mealID: first.mealID))
         meal = try #require(try s.meal(id: first.mealID))
         #expect(meal.foods.map(\.name) == ["Salad", "Pizza"])
         #expect(meal.totals.kcal == 560)
@@ -143,12 +143,12 @@ struct MergeTests {
         // Deleting the meal unlinks the journal row; the photo stays deleted unless logged again on purpose (replace).
         #expect(try s.deleteMeal(id: out!.mealID))
         #expect(try s.journalEntry(hash: "y", settings: "k1")?.mealID == nil)
-        #expect(try s.log(m).kind == .deleted)
+        #expect(try s.log(m).outcome == .deleted)
         #expect(try s.record(hash: "y", path: "/p/y.jpg", settings: "k1", result: Data("ok".utf8), meal: m, policy: policy,
-                             replace: false)?.kind == .deleted)
+                             replace: false)?.outcome == .deleted)
         #expect(try s.journalEntry(hash: "y", settings: "k1")?.mealID == nil)
-        #expect(try s.log(m, replace: true).kind == .created)
-        #expect(try s.log(m).kind == .duplicate)
+        #expect(try s.log(m, replace: true).outcome == .created)
+        #expect(try s.log(m).outcome == .duplicate)
     }
 
     @Test func mealIDsMayBeShortenedToAUniquePrefix() throws {

@@ -1,4 +1,3 @@
-import BatchStore
 import FoodCore
 import FoodMomentTestSupport
 import Foundation
@@ -55,7 +54,7 @@ struct ResumeTests {
     }
 
     func run(_ paths: [String], store: String, analyzer: MealAnalyzer, stopAfter: Int? = nil, force: Bool = false) async throws -> BatchRunner.Summary {
-        let journal = try StoreJournal.open(path: store, timeZone: Self.utc)
+        let journal = try MealStore(path: store, timeZone: Self.utc).journal()
         let runner = BatchRunner(analyzers: [analyzer], decoder: analyzer.decoder, journal: journal,
                                  options: .init(settings: "test", force: force, log: true, timeZone: Self.utc, chunkPerWorker: 2))
         var seen = 0
