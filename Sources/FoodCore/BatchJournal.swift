@@ -34,9 +34,9 @@ public struct LoggedMeal: Sendable, Equatable, Codable {
     public var mealID: String
     /// When the photo says it was taken, as logged.
     public var time: Date?
-    /// Where `time` came from: `exif`, `exif_local`, `given` (`--time`) or `file_time` (never merged with others).
-    public var timeSource: String?
-    public init(outcome: MealOutcome, mealID: String, time: Date? = nil, timeSource: String? = nil) {
+    /// Where `time` came from (a file time is never merged with other photos).
+    public var timeSource: TimeSource?
+    public init(outcome: MealOutcome, mealID: String, time: Date? = nil, timeSource: TimeSource? = nil) {
         self.outcome = outcome; self.mealID = mealID; self.time = time; self.timeSource = timeSource
     }
     enum CodingKeys: String, CodingKey { case outcome, time; case mealID = "meal_id", timeSource = "time_source" }

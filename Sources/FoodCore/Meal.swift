@@ -132,18 +132,33 @@ public struct MealFood: Sendable, Codable, Equatable, Hashable {
     }
 }
 
+/// Where a photo's time came from (`time_source` in every format).
+public enum TimeSource: String, Sendable, Codable, Hashable, CaseIterable {
+    /// EXIF DateTimeOriginal, with OffsetTimeOriginal when present.
+    case exif
+    /// EXIF DateTimeOriginal without an offset: read in the machine's time zone.
+    case exifLocal = "exif_local"
+    /// The user's `--time` (or the server's meal time).
+    case given
+    /// The file's modification time, which copying a photo changes: never used to merge photos into one meal.
+    case fileTime = "file_time"
+
+    /// A word this version does not know (a newer client's) reads as the least trusted source.
+    public init(from decoder: any Decoder) throws {
+        self = TimeSource(rawValue: try decoder.singleValueContainer().decode(String.self)) ?? .fileTime
+    }
+}
+
 /// A photo that belongs to a meal record.
 public struct MealPhoto: Sendable, Codable, Equatable, Hashable {
     /// SHA-256 of the file's bytes, hex: the identity that keeps a photo from being logged twice.
     public var hash: String
     public var path: String
     public var takenAt: Date
-    /// `exif` (DateTimeOriginal, with OffsetTimeOriginal when present), `exif_local` (no offset: read in the
-    /// machine's time zone), `given` (the user's `--time`) or `file_time`. Only a file time is not trusted to
-    /// say which photos belong to one meal.
-    public var timeSource: String
+    /// Where `takenAt` came from. Only a file time is not trusted to say which photos belong to one meal.
+    public var timeSource: TimeSource
 
-    public init(hash: String, path: String, takenAt: Date, timeSource: String) {
+    public init(hash: String, path: String, takenAt: Date, timeSource: TimeSource) {
         self.hash = hash; self.path = path; self.takenAt = takenAt; self.timeSource = timeSource
     }
 

@@ -10,26 +10,25 @@ public enum MealTime {
     public struct Resolved: Sendable, Equatable {
         public var date: Date
         public var utcOffsetSeconds: Int?
-        /// `given`, `exif`, `exif_local` (no offset in the photo: read in `timeZone`) or `file_time`.
-        public var source: String
+        public var source: TimeSource
     }
 
     public static func resolve(dateTimeOriginal: String?, offsetTimeOriginal: String?, fileModified: Date,
                                timeZone: TimeZone, given: Date? = nil) -> Resolved {
-        if let given { return Resolved(date: given, utcOffsetSeconds: timeZone.secondsFromGMT(for: given), source: "given") }
+        if let given { return Resolved(date: given, utcOffsetSeconds: timeZone.secondsFromGMT(for: given), source: .given) }
         if let dto = dateTimeOriginal, let parts = parseExifDateTime(dto) {
             var calendar = Calendar(identifier: .gregorian)
             if let offsetText = offsetTimeOriginal, let offset = parseOffset(offsetText),
                let zone = TimeZone(secondsFromGMT: offset) {
                 calendar.timeZone = zone
-                if let date = calendar.date(from: parts) { return Resolved(date: date, utcOffsetSeconds: offset, source: "exif") }
+                if let date = calendar.date(from: parts) { return Resolved(date: date, utcOffsetSeconds: offset, source: .exif) }
             }
             calendar.timeZone = timeZone
             if let date = calendar.date(from: parts) {
-                return Resolved(date: date, utcOffsetSeconds: timeZone.secondsFromGMT(for: date), source: "exif_local")
+                return Resolved(date: date, utcOffsetSeconds: timeZone.secondsFromGMT(for: date), source: .exifLocal)
             }
         }
-        return Resolved(date: fileModified, utcOffsetSeconds: nil, source: "file_time")
+        return Resolved(date: fileModified, utcOffsetSeconds: nil, source: .fileTime)
     }
 
     /// "YYYY:MM:DD HH:MM:SS" (EXIF); all-zero or blank dates (cameras write them) are nil.

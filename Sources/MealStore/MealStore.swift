@@ -225,7 +225,7 @@ extension MealStore {
         let day = LocalDay(photo.takenAt, timeZone: policy.timeZone)
         let t = Time.ms(photo.takenAt), gap = Int64((policy.gap * 1000).rounded())
         var best: (id: String, distance: Int64)?
-        let mergeable = policy.merge && photo.timeSource != "file_time" && !foods.isEmpty
+        let mergeable = policy.merge && photo.timeSource != .fileTime && !foods.isEmpty
         for row in try Row.fetchAll(db.cachedStatement(sql: """
             SELECT p.meal_id, p.taken_ms FROM photos p JOIN meals m ON m.id = p.meal_id
             WHERE m.type = ? AND p.taken_ms BETWEEN ? AND ? AND p.time_source != 'file_time'

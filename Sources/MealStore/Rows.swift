@@ -66,7 +66,7 @@ enum Rows {
             INSERT INTO photos (hash, meal_id, path, taken_ms, time_source) VALUES (?, ?, ?, ?, ?)
             """)
         for p in rec.photos {
-            try insertPhoto.execute(arguments: [p.hash, rec.id, p.path, Time.ms(p.takenAt), p.timeSource])
+            try insertPhoto.execute(arguments: [p.hash, rec.id, p.path, Time.ms(p.takenAt), p.timeSource.rawValue])
         }
     }
 
@@ -148,7 +148,7 @@ enum Rows {
     }
 
     private static func photo(_ row: Row) -> MealPhoto {
-        MealPhoto(hash: row["hash"], path: row["path"], takenAt: Time.date(row["taken_ms"]), timeSource: row["time_source"])
+        MealPhoto(hash: row["hash"], path: row["path"], takenAt: Time.date(row["taken_ms"]), timeSource: TimeSource(rawValue: row["time_source"]) ?? .fileTime)
     }
 }
 

@@ -88,12 +88,12 @@ struct TextPrinter: ResultPrinter {
         if let time = logged.time {
             text += " at \(LocalDates.hhmm(time))"
             switch logged.timeSource {
-            case "exif"?, "exif_local"?: text += " (EXIF time)"
-            case "given"?: text += " (--time)"
-            case "file_time"? where logged.outcome == .created:
+            case .exif?, .exifLocal?: text += " (EXIF time)"
+            case .given?: text += " (--time)"
+            case .fileTime? where logged.outcome == .created:
                 text += " (file time: no EXIF date, so not merged with other photos; --time sets one)"
-            case "file_time"?: text += " (file time)"
-            default: break
+            case .fileTime?: text += " (file time)"
+            case nil: break
             }
         }
         return text

@@ -46,7 +46,7 @@ struct StoreWriterDebugCommand: AsyncParsableCommand {
     static func photoMeal(_ i: Int, base: Date, foods: Int) -> PhotoMeal {
         let names = ["Rice", "Chicken curry", "Naan", "Salad", "Banana", "Yogurt"]
         let photo = MealPhoto(hash: hash(i), path: "/photos/synthetic-\(i).jpg", takenAt: base.addingTimeInterval(Double(i) * 1200),
-                              timeSource: "exif")
+                              timeSource: .exif)
         var list: [MealFood] = []
         for k in 0..<foods {
             let name: String = names[(i + k) % names.count]

@@ -65,7 +65,7 @@ import Testing
     @Test func exifWithOffsetIsExact() {
         let t = MealTime.resolve(dateTimeOriginal: "2024:05:01 12:30:00", offsetTimeOriginal: "+08:00",
                                  fileModified: fileTime, timeZone: TimeZone(identifier: "America/New_York")!)
-        #expect(t.source == "exif")
+        #expect(t.source == .exif)
         #expect(t.utcOffsetSeconds == 8 * 3600)
         #expect(t.date == Date(timeIntervalSince1970: 1_714_537_800))  // 2024-05-01T04:30:00Z
     }
@@ -73,7 +73,7 @@ import Testing
     @Test func exifWithoutOffsetIsLocalTime() {
         let t = MealTime.resolve(dateTimeOriginal: "2024:05:01 12:30:00", offsetTimeOriginal: nil,
                                  fileModified: fileTime, timeZone: TimeZone(identifier: "Europe/Berlin")!)
-        #expect(t.source == "exif_local")
+        #expect(t.source == .exifLocal)
         #expect(t.date == Date(timeIntervalSince1970: 1_714_559_400))  // 10:30Z (CEST = UTC+2)
         #expect(t.utcOffsetSeconds == 7200)
     }
@@ -81,14 +81,14 @@ import Testing
     @Test(arguments: ["0000:00:00 00:00:00", "    :  :     :  :  ", "2024:13:01 12:00:00", "garbage"])
     func blankOrBadExifFallsBackToTheFileTime(_ text: String) {
         let t = MealTime.resolve(dateTimeOriginal: text, offsetTimeOriginal: "+01:00", fileModified: fileTime, timeZone: .gmt)
-        #expect(t.source == "file_time")
+        #expect(t.source == .fileTime)
         #expect(t.date == fileTime)
     }
 
     @Test func badOffsetIsIgnored() {
         let t = MealTime.resolve(dateTimeOriginal: "2024:05:01 12:30:00", offsetTimeOriginal: "+99:00",
                                  fileModified: fileTime, timeZone: .gmt)
-        #expect(t.source == "exif_local")
+        #expect(t.source == .exifLocal)
     }
 }
 
@@ -124,11 +124,11 @@ import Testing
         #expect(meal?.foods.count == 1)
         #expect(meal?.foods.first?.photoHash == "abc")
         #expect(meal?.foods.first?.nutrients.kcal == 105)  // 89 × 1.18 = 105.0
-        #expect(meal?.photo.timeSource == "file_time")
+        #expect(meal?.photo.timeSource == .fileTime)
         // A time the user gives wins over the file time.
         let given = Date(timeIntervalSince1970: 1_790_000_000)
         let told = r.mealInput(fileModified: Date(timeIntervalSince1970: 0), timeZone: .gmt, givenTime: given)
-        #expect(told?.photo.takenAt == given && told?.photo.timeSource == "given")
+        #expect(told?.photo.takenAt == given && told?.photo.timeSource == .given)
         // Unknown: a meal of its own with no foods, the best guess in its text.
         r.unknown = true
         r.top = [LabelScore(label: "pizza", probability: 0.31)]

@@ -152,10 +152,10 @@ struct PicturesTests {
             MealRecord(type: .lunch, time: t.addingTimeInterval(Double(i) * 86_400), utcOffsetSeconds: 0, title: name,
                        foods: [MealFood(label: "apple", name: "Apple", grams: 182, gramsSource: .defaultPortion, source: .model,
                                         per100g: Macros(kcal: 52, proteinG: 0.3, carbsG: 14, fatG: 0.2))],
-                       photos: [MealPhoto(hash: "h\(i)", path: TestPaths.repoRoot + "/samples/" + name, takenAt: t, timeSource: "exif")],
+                       photos: [MealPhoto(hash: "h\(i)", path: TestPaths.repoRoot + "/samples/" + name, takenAt: t, timeSource: .exif)],
                        createdAt: t)
         }
-        meals[2].photos.append(MealPhoto(hash: "gone", path: "/nowhere/gone.jpg", takenAt: t, timeSource: "exif"))
+        meals[2].photos.append(MealPhoto(hash: "gone", path: "/nowhere/gone.jpg", takenAt: t, timeSource: .exif))
         let builder = ReportBuilder()
         let thumb = try ImageDecoder.decode(try builder.thumbnail(path: meals[2].photos[0].path)).image
         #expect(thumb.width == 160 && thumb.height == 160)
@@ -200,7 +200,7 @@ struct PicturesTests {
                                MealFood(label: "curry", name: "Curry", grams: 150, gramsSource: .boxArea, source: .model,
                                         per100g: Macros(kcal: 150, proteinG: 8, carbsG: 10, fatG: 9))],
                        photos: [MealPhoto(hash: "p\(i)", path: TestPaths.repoRoot + "/samples/" + samples[i % samples.count],
-                                          takenAt: t0, timeSource: "exif")],
+                                          takenAt: t0, timeSource: .exif)],
                        createdAt: t0)
         }
         var html = ""

@@ -32,7 +32,7 @@ func food(_ name: String, grams: Double = 100, kcal: Double, protein: Double = 0
 }
 
 func photoMeal(_ hash: String, _ time: Date, _ foods: [MealFood], analysis: String? = nil) -> PhotoMeal {
-    PhotoMeal(photo: MealPhoto(hash: hash, path: "/photos/\(hash).jpg", takenAt: time, timeSource: "exif"), foods: foods,
+    PhotoMeal(photo: MealPhoto(hash: hash, path: "/photos/\(hash).jpg", takenAt: time, timeSource: .exif), foods: foods,
               analysis: analysis)
 }
 

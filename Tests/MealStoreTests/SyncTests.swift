@@ -129,7 +129,7 @@ struct SyncTests {
         }
         m.foods[0].nutrients.kcal = 130
         try DiaryRules.check(SyncChange(kind: .meal, id: "m1", op: .upsert, changedAt: fixedNow, meal: m))
-        let photo = MealPhoto(hash: "h1", path: "/p.jpg", takenAt: fixedNow, timeSource: "exif")
+        let photo = MealPhoto(hash: "h1", path: "/p.jpg", takenAt: fixedNow, timeSource: .exif)
         m.photos = [photo, photo]
         #expect(throws: MealStoreError.self) {
             try DiaryRules.check(SyncChange(kind: .meal, id: "m1", op: .upsert, changedAt: fixedNow, meal: m))

@@ -17,7 +17,7 @@ func food(_ name: String, grams: Double, per100 kcal: Double, p: Double, c: Doub
 func meal(_ type: MealType, day: Int, hour: Double, _ foods: [MealFood], photo: String? = nil, title: String = "Meal") -> MealRecord {
     let t = may6.addingTimeInterval(Double(day) * 86_400 + hour * 3600)
     return MealRecord(type: type, time: t, utcOffsetSeconds: 0, title: title, foods: foods,
-                      photos: photo.map { [MealPhoto(hash: $0, path: "/nowhere/\($0).jpg", takenAt: t, timeSource: "exif")] } ?? [],
+                      photos: photo.map { [MealPhoto(hash: $0, path: "/nowhere/\($0).jpg", takenAt: t, timeSource: .exif)] } ?? [],
                       createdAt: t)
 }
 

@@ -146,7 +146,7 @@ struct MealRoutes: Sendable {
                 throw APIError(.unprocessableContent, code: "unknown_image",
                                "no photo \(id.prefix(64)) is kept for you: send it to POST /api/v1/food/analyze?store_photo=true and use the image_id it returns")
             }
-            photos = [MealPhoto(hash: id, path: path, takenAt: time, timeSource: "given")]
+            photos = [MealPhoto(hash: id, path: path, takenAt: time, timeSource: .given)]
         }
         var foods: [MealFood] = []
         for (i, item) in meal.foods.enumerated() {
