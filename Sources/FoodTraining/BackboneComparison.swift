@@ -4,28 +4,28 @@ import Foundation
 /// Compares backbones (and concatenations of their embeddings) by what they buy on photos: the same linear food
 /// head trained on each one's embeddings, scored on dev and on whole held-out sources, next to each backbone's cost.
 /// Every feature set gets the same photos, views, head and seeds, so the only difference is the features.
-public struct BackboneComparison: Sendable {
+package struct BackboneComparison: Sendable {
     /// One photo's embeddings: view 0 the whole photo, view 1 its mirror image.
-    public struct Photo: Sendable {
-        public var path: String, label: String, split: Split, source: String?
-        public var views: [[Float]]
-        public init(path: String, label: String, split: Split, source: String?, views: [[Float]]) {
+    package struct Photo: Sendable {
+        package var path: String, label: String, split: Split, source: String?
+        package var views: [[Float]]
+        package init(path: String, label: String, split: Split, source: String?, views: [[Float]]) {
             self.path = path; self.label = label; self.split = split; self.source = source; self.views = views
         }
     }
 
-    public enum Split: String, Sendable, Codable { case train, dev }
+    package enum Split: String, Sendable, Codable { case train, dev }
 
     /// A protocol's result for one feature set.
-    public struct Score: Sendable, Codable, Equatable {
+    package struct Score: Sendable, Codable, Equatable {
         /// Photos scored.
-        public var photos: Int
+        package var photos: Int
         /// Top-1 from the whole photo only.
-        public var top1: Double
+        package var top1: Double
         /// Top-1 from the mean of the photo's and its mirror image's probabilities (test-time views).
-        public var top1Mirror: Double
-        public var dishTop1: Double?
-        public var produceTop1: Double?
+        package var top1Mirror: Double
+        package var dishTop1: Double?
+        package var produceTop1: Double?
 
         enum CodingKeys: String, CodingKey {
             case photos, top1
@@ -33,14 +33,14 @@ public struct BackboneComparison: Sendable {
         }
     }
 
-    public struct Row: Sendable, Codable {
+    package struct Row: Sendable, Codable {
         /// The backbones whose embeddings are concatenated (one for a single backbone).
-        public var backbones: [String]
+        package var backbones: [String]
         /// Sum of the backbones' median forward times at their input size, one thread.
-        public var milliseconds: Double
-        public var dev: Score
+        package var milliseconds: Double
+        package var dev: Score
         /// Held-out source → score of a head trained without that source, on its photos of `crossLabels`.
-        public var crossSource: [String: Score]
+        package var crossSource: [String: Score]
 
         enum CodingKeys: String, CodingKey {
             case backbones, milliseconds, dev
@@ -48,14 +48,14 @@ public struct BackboneComparison: Sendable {
         }
     }
 
-    public let photos: [String: [Photo]]
-    public let crossLabels: Set<String>
-    public var l2: Float = 0.01
-    public var learningRate: Float = 0.0003
-    public var seed: UInt64 = 1
+    package let photos: [String: [Photo]]
+    package let crossLabels: Set<String>
+    package var l2: Float = 0.01
+    package var learningRate: Float = 0.0003
+    package var seed: UInt64 = 1
 
     /// `photos`: per backbone name, the same photos in the same order.
-    public init(photos: [String: [Photo]], crossLabels: Set<String>) {
+    package init(photos: [String: [Photo]], crossLabels: Set<String>) {
         self.photos = photos
         self.crossLabels = crossLabels
     }
@@ -107,7 +107,7 @@ public struct BackboneComparison: Sendable {
 
     /// Dev: train on every train photo, score dev. Each held-out source S: train on the train photos not from S,
     /// score S's photos (train and dev) of `crossLabels`.
-    public func row(_ names: [String], milliseconds: Double, heldOut sources: [String]) throws -> Row {
+    package func row(_ names: [String], milliseconds: Double, heldOut sources: [String]) throws -> Row {
         let all = concatenated(names)
         let train = all.filter { $0.split == .train }
         let dev = try score(train: train, test: all.filter { $0.split == .dev })
@@ -123,14 +123,14 @@ public struct BackboneComparison: Sendable {
 
 /// Embeddings of a photo list on disk, so a comparison re-run does not re-run the backbones:
 /// `[u32 photos][u32 views][u32 dim][u64 FNV-1a of the paths][photos*views*dim f32]`, little-endian.
-public enum ViewEmbeddingCache {
+package enum ViewEmbeddingCache {
     static func key(_ paths: [String]) -> UInt64 {
         var h: UInt64 = 0xcbf29ce484222325
         for p in paths { for b in p.utf8 { h = (h ^ UInt64(b)) &* 0x100000001b3 }; h = (h ^ 10) &* 0x100000001b3 }
         return h
     }
 
-    public static func write(_ path: String, paths: [String], embeddings: [[[Float]]]) throws {
+    package static func write(_ path: String, paths: [String], embeddings: [[[Float]]]) throws {
         let views = embeddings.first?.count ?? 0, dim = embeddings.first?.first?.count ?? 0
         var data = Data()
         var header: [UInt32] = [UInt32(paths.count), UInt32(views), UInt32(dim)]
@@ -142,7 +142,7 @@ public enum ViewEmbeddingCache {
     }
 
     /// Nil when absent or made for other photos.
-    public static func read(_ path: String, paths: [String]) -> [[[Float]]]? {
+    package static func read(_ path: String, paths: [String]) -> [[[Float]]]? {
         guard let data = FileManager.default.contents(atPath: path), data.count >= 20 else { return nil }
         return data.withUnsafeBytes { raw -> [[[Float]]]? in
             let n = Int(raw.loadUnaligned(fromByteOffset: 0, as: UInt32.self)), views = Int(raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self))

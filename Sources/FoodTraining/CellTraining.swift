@@ -1,15 +1,15 @@
-public import FoodRecognition
+package import FoodRecognition
 import FoodMoment
 import FoodVision
-public import FoodCore
+package import FoodCore
 import Foundation
 import ImageCodecs
 
 /// Training data for the per-cell food detector: feature-map cells labelled from annotated boxes.
-public enum CellTraining {
+package enum CellTraining {
     /// Which detection records train the cell head: SOHL plates not held out, ECUSTFD `train`, fruit scenes not
     /// held out.
-    public static func isTraining(_ r: DetectionRecord) -> Bool {
+    package static func isTraining(_ r: DetectionRecord) -> Bool {
         switch r.source {
         case "sohl": return !(r.group.map(DetectionRecord.isHeldOut(group:)) ?? true)
         case "ecustfd": return r.split == "train"
@@ -20,13 +20,13 @@ public enum CellTraining {
 
     /// Fruit-scene photos kept out of cell training so boxes can be measured on unseen scenes: a stable hash of the
     /// file name, one photo in three (the data has no split of its own).
-    public static func isHeldOutFruitScene(_ r: DetectionRecord) -> Bool {
+    package static func isHeldOutFruitScene(_ r: DetectionRecord) -> Bool {
         r.source == "fruitdet" && SplitMix64.fnv1a(URL(fileURLWithPath: r.image).lastPathComponent) % 3 == 0
     }
 
     /// Labelled cells of one feature map: every foreground cell up to `maxForeground` and background cells up to
     /// `maxBackground` (a seeded random choice when there are more); ignored cells are skipped.
-    public static func cells(of map: FloatImage, targets: [CellTarget], maxForeground: Int, maxBackground: Int,
+    package static func cells(of map: FloatImage, targets: [CellTarget], maxForeground: Int, maxBackground: Int,
                              rng: inout SplitMix64) -> (features: [[Float]], labels: [Int]) {
         precondition(targets.count == map.width * map.height, "\(targets.count) targets for a \(map.width)×\(map.height) map")
         var fg: [(Int, Int)] = [], bg: [Int] = []
@@ -51,7 +51,7 @@ public enum CellTraining {
     /// `classIndex` maps a box label to its class (0 = background); unknown labels are ignored cells.
     /// With a recogniser whose calibration fuses the whole-photo map (`fusedMapBlocks`), the maps are that recogniser's
     /// own (`cellMap(of:)`) and `sizes` and `aspects` do not apply.
-    public static func cells(of image: RGBImage, record: DetectionRecord, classIndex: [String: Int], sizes: [Int], mirror: Bool,
+    package static func cells(of image: RGBImage, record: DetectionRecord, classIndex: [String: Int], sizes: [Int], mirror: Bool,
                              aspects: [Bool] = [false], recognizer: FoodRecognizer, maxForeground: Int, maxBackground: Int,
                              backgroundBelow: Double = 0, rng: inout SplitMix64) throws -> (features: [[Float]], labels: [Int]) {
         let views: [(RGBImage, Bool)] = mirror ? [(image, false), (image.applying(.upMirrored), true)] : [(image, false)]

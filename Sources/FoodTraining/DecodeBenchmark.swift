@@ -6,21 +6,21 @@ import FoodCore
 import Foundation
 
 /// Times decoding of files at full size and DCT-scaled, in one process, so the two are directly comparable.
-public struct DecodeBenchmark: Sendable {
-    public struct Row: Sendable, Codable {
-        public var file: String
-        public var storedWidth: Int
-        public var storedHeight: Int
-        public var bytes: Int
-        public var fullMedianMs: Double
-        public var fullP95Ms: Double
-        public var scaledMedianMs: Double
-        public var scaledP95Ms: Double
-        public var scaledWidth: Int
-        public var scaledHeight: Int
-        public var scale: String
+package struct DecodeBenchmark: Sendable {
+    package struct Row: Sendable, Codable {
+        package var file: String
+        package var storedWidth: Int
+        package var storedHeight: Int
+        package var bytes: Int
+        package var fullMedianMs: Double
+        package var fullP95Ms: Double
+        package var scaledMedianMs: Double
+        package var scaledP95Ms: Double
+        package var scaledWidth: Int
+        package var scaledHeight: Int
+        package var scale: String
         /// scaled / full (lower is better).
-        public var ratio: Double
+        package var ratio: Double
 
         enum CodingKeys: String, CodingKey {
             case file, bytes, scale, ratio
@@ -31,17 +31,17 @@ public struct DecodeBenchmark: Sendable {
         }
     }
 
-    public var runs: Int
-    public var minShortSide: Int
+    package var runs: Int
+    package var minShortSide: Int
 
-    public init(runs: Int = 7, minShortSide: Int = 224) {
+    package init(runs: Int = 7, minShortSide: Int = 224) {
         self.runs = max(1, runs)
         self.minShortSide = minShortSide
     }
 
     /// Reads each file once, then decodes it `runs` times full size and `runs` times scaled (interleaved,
     /// after one warm-up of each), timing only the decode (EXIF orientation included).
-    public func run(paths: [String]) throws -> [Row] {
+    package func run(paths: [String]) throws -> [Row] {
         var rows: [Row] = []
         for path in paths {
             let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
@@ -70,7 +70,7 @@ public struct DecodeBenchmark: Sendable {
     }
 
     /// Nearest-rank percentile.
-    public static func percentile(_ values: [Double], _ p: Double) -> Double {
+    package static func percentile(_ values: [Double], _ p: Double) -> Double {
         guard !values.isEmpty else { return 0 }
         let sorted = values.sorted()
         let rank = Int((p * Double(sorted.count)).rounded(.up)) - 1

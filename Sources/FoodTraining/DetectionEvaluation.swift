@@ -1,62 +1,62 @@
-public import FoodRecognition
+package import FoodRecognition
 import FoodMoment
 import FoodVision
-public import FoodCore
+package import FoodCore
 import Foundation
 import ImageCodecs
 
 /// mAP@0.5 and grams error for files in the `../shared/data/detection` format.
-public struct DetectionReport: Sendable, Codable {
-    public struct Subset: Sendable, Codable {
-        public var name: String
-        public var images: Int
-        public var boxes: Int
-        public var mAP50: Double
-        public var apByLabel: [String: Double]
+package struct DetectionReport: Sendable, Codable {
+    package struct Subset: Sendable, Codable {
+        package var name: String
+        package var images: Int
+        package var boxes: Int
+        package var mAP50: Double
+        package var apByLabel: [String: Double]
         /// Mean absolute grams error in percent of the true grams, over foods with known grams that were detected.
-        public var gramsMAEPercent: Double?
-        public var gramsCount: Int
-        public var gramsMedianPercent: Double?
+        package var gramsMAEPercent: Double?
+        package var gramsCount: Int
+        package var gramsMedianPercent: Double?
         /// The same errors split by the food's `grams_source`.
-        public var gramsBySource: [String: GramsError]
+        package var gramsBySource: [String: GramsError]
         /// Coin (scale reference) finding: photos with a true coin, coins found there (IoU ≥ 0.5 with the true coin),
         /// coins reported anywhere else (wrong place, or a photo without a coin), median |diameter error| %.
-        public var coin: CoinStats?
+        package var coin: CoinStats?
         enum CodingKeys: String, CodingKey {
             case name, images, boxes, coin
             case mAP50 = "map50", apByLabel = "ap_by_label", gramsMAEPercent = "grams_mae_percent", gramsCount = "grams_count"
             case gramsMedianPercent = "grams_median_percent", gramsBySource = "grams_by_source"
         }
     }
-    public struct GramsError: Sendable, Codable {
-        public var maePercent: Double
-        public var medianPercent: Double
-        public var count: Int
+    package struct GramsError: Sendable, Codable {
+        package var maePercent: Double
+        package var medianPercent: Double
+        package var count: Int
         enum CodingKeys: String, CodingKey { case count, maePercent = "mae_percent", medianPercent = "median_percent" }
     }
-    public struct CoinStats: Sendable, Codable {
-        public var photosWithCoin: Int
-        public var found: Int
-        public var wrong: Int
-        public var medianDiameterErrorPercent: Double?
+    package struct CoinStats: Sendable, Codable {
+        package var photosWithCoin: Int
+        package var found: Int
+        package var wrong: Int
+        package var medianDiameterErrorPercent: Double?
         enum CodingKeys: String, CodingKey {
             case found, wrong, photosWithCoin = "photos_with_coin", medianDiameterErrorPercent = "median_diameter_error_percent"
         }
     }
-    public var subsets: [Subset]
+    package var subsets: [Subset]
     /// Images that could not be decoded or recognised (they count as images with no detections).
-    public var failures: [String]
+    package var failures: [String]
 }
 
-public struct DetectionEvaluator: Sendable {
-    public var recognizers: [FoodRecognizer]
-    public init(recognizers: [FoodRecognizer]) { self.recognizers = recognizers }
+package struct DetectionEvaluator: Sendable {
+    package var recognizers: [FoodRecognizer]
+    package init(recognizers: [FoodRecognizer]) { self.recognizers = recognizers }
 
     struct Prediction { var image: Int; var label: String; var confidence: Double; var box: NormalizedBox; var grams: Double }
 
     /// Subsets: by source, SOHL split into plates held out of training vs plates trained on, ECUSTFD by split, fruit
     /// scenes held out of cell training vs trained on.
-    public static func subsetName(_ r: DetectionRecord) -> String {
+    package static func subsetName(_ r: DetectionRecord) -> String {
         let source = r.source ?? "unknown"
         if source == "sohl", let g = r.group { return DetectionRecord.isHeldOut(group: g) ? "sohl (held-out plates)" : "sohl (trained-on plates)" }
         if source == "fruitdet" { return CellTraining.isHeldOutFruitScene(r) ? "fruitdet (held-out scenes)" : "fruitdet (trained-on scenes)" }
@@ -64,7 +64,7 @@ public struct DetectionEvaluator: Sendable {
         return source
     }
 
-    public func evaluate(_ records: [DetectionRecord], progress: (@Sendable (Int, Int) -> Void)? = nil) -> DetectionReport {
+    package func evaluate(_ records: [DetectionRecord], progress: (@Sendable (Int, Int) -> Void)? = nil) -> DetectionReport {
         let recognised = PhotoWorkers.map(records.map(\.image), workers: recognizers.count, minShortSide: FoodRecognizer.inputSize,
                                           progress: progress) { w, _, decoded -> Recognition? in
             guard case .success(let image) = decoded else { return nil }
@@ -153,7 +153,7 @@ public struct DetectionEvaluator: Sendable {
     }
 
     /// AP@0.5 for one label: predictions as (image index, confidence, box), truths per image.
-    public static func averagePrecision(predictions: [(Int, Double, NormalizedBox)], truths: [[NormalizedBox]]) -> Double {
+    package static func averagePrecision(predictions: [(Int, Double, NormalizedBox)], truths: [[NormalizedBox]]) -> Double {
         averagePrecision(predictions.map { Prediction(image: $0.0, label: "", confidence: $0.1, box: $0.2, grams: 0) },
                          truths: truths, totalTruth: truths.reduce(0) { $0 + $1.count })
     }

@@ -1,6 +1,6 @@
-public import FoodRecognition
+package import FoodRecognition
 import FoodMoment
-public import FoodVision
+package import FoodVision
 import FoodCore
 import Foundation
 import ImageCodecs
@@ -8,62 +8,62 @@ import ImageCodecs
 /// Which labels are prepared dishes and which are produce (fruit and vegetables), for reporting accuracy per
 /// group the way the recognition targets are stated. Produce is the short, closed list; every other label (the
 /// Food-101 and Chinese dishes, the thali kinds) is a dish.
-public enum LabelGroup {
-    public static let produce: Set<String> = [
+package enum LabelGroup {
+    package static let produce: Set<String> = [
         "apple", "asparagus", "avocado", "banana", "beet", "bell_pepper", "cabbage", "carrot", "cucumber", "eggplant",
         "garlic", "ginger", "grape", "grapefruit", "kiwi", "leek", "lemon", "lime", "litchi", "mandarin", "mango", "melon",
         "mushroom", "nectarine", "onion", "orange", "papaya", "passion_fruit", "peach", "pear", "pineapple", "plum",
         "pomegranate", "potato", "sweet_potato", "tomato", "watermelon", "zucchini",
     ]
     /// The dishes of the first vocabulary (65 labels), as the figures before 2026-12 were grouped.
-    public static let dishes: Set<String> = [
+    package static let dishes: Set<String> = [
         "apple_pie", "baby_back_ribs", "baklava", "beef_carpaccio", "beef_tartare", "beet_salad", "beignets", "bibimbap",
         "bread_pudding", "breakfast_burrito", "chicken_curry", "chicken_wings", "fried_rice", "grilled_salmon", "hamburger",
         "ice_cream", "pizza", "ramen", "steak", "sushi",
         "bread", "bun", "doughnut", "egg", "fried_dough_twist", "mooncake", "sachima",
     ]
 
-    public static func group(of label: String) -> String { produce.contains(label) ? "produce" : "dish" }
+    package static func group(of label: String) -> String { produce.contains(label) ? "produce" : "dish" }
 }
 
 /// Top-1/top-5 per label, confusions and unknown-rejections for a folder of `<label>/` photos.
-public struct ClassificationReport: Sendable, Codable {
-    public struct LabelRow: Sendable, Codable {
-        public var label: String
-        public var group: String
-        public var count: Int
-        public var top1: Double
-        public var top5: Double
-        public var rejectedAsUnknown: Int
-        public var mostConfusedWith: String?
+package struct ClassificationReport: Sendable, Codable {
+    package struct LabelRow: Sendable, Codable {
+        package var label: String
+        package var group: String
+        package var count: Int
+        package var top1: Double
+        package var top5: Double
+        package var rejectedAsUnknown: Int
+        package var mostConfusedWith: String?
         /// Share of photos whose most confident food in `analyze`'s `foods` list is this label (nil: not measured).
-        public var foodsTop1: Double?
+        package var foodsTop1: Double?
         enum CodingKeys: String, CodingKey {
             case label, group, count, top1, top5
             case foodsTop1 = "foods_top1"
             case rejectedAsUnknown = "rejected_as_unknown", mostConfusedWith = "most_confused_with"
         }
     }
-    public struct Confusion: Sendable, Codable { public var truth: String; public var predicted: String; public var count: Int }
+    package struct Confusion: Sendable, Codable { package var truth: String; package var predicted: String; package var count: Int }
 
-    public var photos: Int
-    public var failures: Int
-    public var top1: Double
-    public var top5: Double
-    public var top1ByGroup: [String: Double]
-    public var top5ByGroup: [String: Double]
+    package var photos: Int
+    package var failures: Int
+    package var top1: Double
+    package var top5: Double
+    package var top1ByGroup: [String: Double]
+    package var top5ByGroup: [String: Double]
     /// Share of the photos rejected as unknown / not food (they should not be).
-    public var rejectedRate: Double
-    public var labels: [LabelRow]
-    public var confusions: [Confusion]
-    public var unknownThreshold: Float
+    package var rejectedRate: Double
+    package var labels: [LabelRow]
+    package var confusions: [Confusion]
+    package var unknownThreshold: Float
     /// The user's view: the most confident food of the `foods` list is the photo's label (an empty list counts as
     /// wrong); nil when only the head was measured.
-    public var foodsTop1: Double?
-    public var foodsTop1ByGroup: [String: Double]?
+    package var foodsTop1: Double?
+    package var foodsTop1ByGroup: [String: Double]?
     /// Where the foods list's top differs from the head's top-1 and only one of them is right.
-    public var foodsLost: Int?
-    public var foodsGained: Int?
+    package var foodsLost: Int?
+    package var foodsGained: Int?
 
     enum CodingKeys: String, CodingKey {
         case photos, failures, top1, top5, labels, confusions
@@ -74,22 +74,22 @@ public struct ClassificationReport: Sendable, Codable {
 }
 
 /// Runs the recognizer's whole-photo classification over labelled photos, on one recognizer per thread.
-public struct ClassificationEvaluator: Sendable {
-    public var recognizers: [FoodRecognizer]
+package struct ClassificationEvaluator: Sendable {
+    package var recognizers: [FoodRecognizer]
 
-    public init(recognizers: [FoodRecognizer]) { self.recognizers = recognizers }
+    package init(recognizers: [FoodRecognizer]) { self.recognizers = recognizers }
 
     /// One photo's whole-photo ranking, food-context mass and (when measured) the most confident food of the foods
     /// list (nil = the list is empty).
-    public struct Scored: Sendable {
-        public var ranked: [LabelScore]
-        public var foodContext: Float
-        public var foodsTop: String?
+    package struct Scored: Sendable {
+        package var ranked: [LabelScore]
+        package var foodContext: Float
+        package var foodsTop: String?
     }
 
     /// The head's ranking and food-context mass for each sample (nil when the photo failed to decode); with
     /// `foods`, the whole of stage 1 runs as `analyze` runs it and the foods list's top is kept too.
-    public func scores(_ samples: [TrainingSample], foods: Bool = false,
+    package func scores(_ samples: [TrainingSample], foods: Bool = false,
                        progress: (@Sendable (Int, Int) -> Void)? = nil) -> [Scored?] {
         PhotoWorkers.map(samples.map(\.path), workers: recognizers.count, minShortSide: FoodRecognizer.inputSize, progress: progress) { w, _, decoded in
             guard case .success(let image) = decoded else { return nil }
@@ -104,7 +104,7 @@ public struct ClassificationEvaluator: Sendable {
         }
     }
 
-    public func evaluate(_ samples: [TrainingSample], calibration: RecognitionCalibration, foods: Bool = false,
+    package func evaluate(_ samples: [TrainingSample], calibration: RecognitionCalibration, foods: Bool = false,
                          progress: (@Sendable (Int, Int) -> Void)? = nil) -> ClassificationReport {
         let results = scores(samples, foods: foods, progress: progress)
         var perLabel: [String: (n: Int, t1: Int, t5: Int, rej: Int, conf: [String: Int], f1: Int)] = [:]

@@ -1,70 +1,70 @@
 import FoodRecognition
 import FoodMoment
-public import FoodVision
+package import FoodVision
 import FoodCore
 import Foundation
 
 /// Options of `TopFineTuner.train`.
-public struct TopFineTuneOptions: Sendable, Codable, Equatable {
-    public var maxEpochs = 12
+package struct TopFineTuneOptions: Sendable, Codable, Equatable {
+    package var maxEpochs = 12
     /// Views per Adam step (split between the threads).
-    public var batchSize = 64
+    package var batchSize = 64
     /// Adam step size of the head conv (320 → 1280).
-    public var learningRate: Float = 3e-5
+    package var learningRate: Float = 3e-5
     /// Adam step size of the softmax head.
-    public var headLearningRate: Float = 1e-4
+    package var headLearningRate: Float = 1e-4
     /// Adam step size of the food top's MBConv blocks (when it has any).
-    public var blockLearningRate: Float = 3e-5
+    package var blockLearningRate: Float = 3e-5
     /// L2 pull of the head conv toward its initial (ImageNet) weights: `weightDecay * (W - W0)` in the gradient.
-    public var weightDecay: Float = 1e-3
+    package var weightDecay: Float = 1e-3
     /// L2 on the softmax head's weights (toward zero, as `SoftmaxHead.train`).
-    public var headL2: Float = 0.01
+    package var headL2: Float = 0.01
     /// Cross-entropy against `(1 - s) * one-hot + s / classes`.
-    public var labelSmoothing: Float = 0.1
+    package var labelSmoothing: Float = 0.1
     /// Stop after this many epochs without a better held-out loss (the best epoch's weights are kept).
-    public var patience = 3
+    package var patience = 3
     /// Mirror a view's cells left-right at random each time it is used (cheap extra augmentation).
-    public var mirrorCells = true
+    package var mirrorCells = true
     /// When below the grid's side, each view is pooled over a random square-ish window of at least this many
     /// cells per side (7 = the whole 7 × 7 grid, no cropping): a crop augmentation at the cell level.
-    public var minWindowCells = 7
-    public var threads = 2
-    public var seed: UInt64 = 1
+    package var minWindowCells = 7
+    package var threads = 2
+    package var seed: UInt64 = 1
 
-    public init() {}
+    package init() {}
 }
 
 /// What fine-tuning did, epoch by epoch.
-public struct TopFineTuneReport: Sendable, Codable, Equatable {
-    public var trainViews: Int
-    public var holdOutViews: Int
+package struct TopFineTuneReport: Sendable, Codable, Equatable {
+    package var trainViews: Int
+    package var holdOutViews: Int
     /// Held-out accuracy / loss of the starting point (ImageNet conv + the linear head).
-    public var initialHoldOutAccuracy: Float
-    public var initialHoldOutLoss: Float
-    public var epochs: Int
-    public var bestEpoch: Int
-    public var holdOutAccuracy: Float
-    public var holdOutLoss: Float
-    public var trainLoss: [Float]
-    public var trainAccuracy: [Float]
-    public var holdOutAccuracyByEpoch: [Float]
-    public var holdOutLossByEpoch: [Float]
-    public var secondsPerEpoch: [Double]
-    public var options: TopFineTuneOptions
+    package var initialHoldOutAccuracy: Float
+    package var initialHoldOutLoss: Float
+    package var epochs: Int
+    package var bestEpoch: Int
+    package var holdOutAccuracy: Float
+    package var holdOutLoss: Float
+    package var trainLoss: [Float]
+    package var trainAccuracy: [Float]
+    package var holdOutAccuracyByEpoch: [Float]
+    package var holdOutLossByEpoch: [Float]
+    package var secondsPerEpoch: [Double]
+    package var options: TopFineTuneOptions
 }
 
 /// Block outputs of many views, contiguous: `count` views × `cells` × `channels` floats, with a label per view.
 /// Owns its memory (1.5 GB for 23.5k views at 7 × 7 × 320).
-public final class BlockOutputSet: @unchecked Sendable {
-    public let count: Int
-    public let cells: Int
-    public let channels: Int
-    public let values: UnsafeMutableBufferPointer<Float>
-    public var labels: [Int]
+package final class BlockOutputSet: @unchecked Sendable {
+    package let count: Int
+    package let cells: Int
+    package let channels: Int
+    package let values: UnsafeMutableBufferPointer<Float>
+    package var labels: [Int]
     /// What the views are, for cache checks (`finetune`: the backbone block they were taken from).
-    public var tag: UInt32 = 0
+    package var tag: UInt32 = 0
 
-    public init(count: Int, cells: Int, channels: Int) {
+    package init(count: Int, cells: Int, channels: Int) {
         self.count = count; self.cells = cells; self.channels = channels
         values = .allocate(capacity: max(1, count * cells * channels))
         values.initialize(repeating: 0)
@@ -73,10 +73,10 @@ public final class BlockOutputSet: @unchecked Sendable {
 
     deinit { values.deallocate() }
 
-    public var viewSize: Int { cells * channels }
+    package var viewSize: Int { cells * channels }
 
     /// Stores view `i` (its `cells * channels` values).
-    public func set(_ i: Int, _ view: [Float], label: Int) {
+    package func set(_ i: Int, _ view: [Float], label: Int) {
         precondition(view.count == viewSize, "BlockOutputSet: view has \(view.count) values, expected \(viewSize)")
         view.withUnsafeBufferPointer { src in
             (values.baseAddress! + i * viewSize).update(from: src.baseAddress!, count: viewSize)
@@ -85,7 +85,7 @@ public final class BlockOutputSet: @unchecked Sendable {
     }
 
     /// Writes `[u32 count][u32 cells][u32 channels][u32 tag][labels as i32][values f32]` (little-endian hosts only).
-    public func write(to path: String) throws(FoodVisionError) {
+    package func write(to path: String) throws(FoodVisionError) {
         guard let fh = FileHandle(forWritingAtPath: path) ?? {
             _ = FileManager.default.createFile(atPath: path, contents: nil)
             return FileHandle(forWritingAtPath: path)
@@ -111,7 +111,7 @@ public final class BlockOutputSet: @unchecked Sendable {
     }
 
     /// Reads a file written by `write`; nil when it is missing or does not have the size its header says.
-    public static func read(from path: String) -> BlockOutputSet? {
+    package static func read(from path: String) -> BlockOutputSet? {
         guard let fh = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? fh.close() }
         guard let head = try? fh.read(upToCount: 16), head.count == 16 else { return nil }
@@ -143,7 +143,7 @@ public final class BlockOutputSet: @unchecked Sendable {
 /// over channel-contiguous rows), the batch split over threads, early stopping on held-out views.
 ///
 /// The softmax head keeps its feature standardisation (mean and scale) fixed; its weights and bias are trained.
-public enum TopFineTuner {
+package enum TopFineTuner {
     /// Parameters being trained: the head conv (`w`, `b`), the softmax head (`hw`, `hb`) and the six arrays of
     /// each tail block (`TailBlock.arrays`, in order).
     struct Parameters {
@@ -531,7 +531,7 @@ public enum TopFineTuner {
     /// Trains from `top` (its blocks, if any, and head conv) and `head` on views `train` of `set`, choosing the
     /// epoch by the loss on views `holdOut`. `gridWidth` is the block map's width (7 at 224 input), used to mirror
     /// cells and by the depthwise layers. `anchor` is what weight decay pulls the top toward (default: `top`).
-    public static func train(set: BlockOutputSet, gridWidth: Int, train trainIndices: [Int], holdOut: [Int], top: FoodTop,
+    package static func train(set: BlockOutputSet, gridWidth: Int, train trainIndices: [Int], holdOut: [Int], top: FoodTop,
                              head: SoftmaxHead, anchor: FoodTop? = nil, options o: TopFineTuneOptions = .init(),
                              progress: (@Sendable (String) -> Void)? = nil) throws(FoodVisionError) -> (FoodTop, SoftmaxHead, TopFineTuneReport) {
         guard set.channels == top.inputChannels, head.dimension == top.outChannels else {

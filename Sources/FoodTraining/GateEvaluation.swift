@@ -1,4 +1,4 @@
-public import FoodRecognition
+package import FoodRecognition
 import FoodMoment
 import FoodCore
 import ImageCodecs
@@ -7,47 +7,47 @@ import Foundation
 /// For choosing and checking `LocalizationGate` (`foodmoment dev eval-gate`): every photo through stage 1 twice —
 /// with the localisation pass, and with boxes from the whole-photo map (what a photo the gate lets through gets) —
 /// and the gate's evidence, so any thresholds can be scored afterwards without running the network again.
-public struct GateProbe: Sendable {
+package struct GateProbe: Sendable {
     /// One photo.
-    public struct Row: Sendable, Codable, Equatable {
-        public var path: String
+    package struct Row: Sendable, Codable, Equatable {
+        package var path: String
         /// Which set it belongs to (a detection subset, or `images (dish)` / `images (produce)`).
-        public var set: String
-        public var topProbability: Float
-        public var plate: Bool
-        public var coinProbability: Float
+        package var set: String
+        package var topProbability: Float
+        package var plate: Bool
+        package var coinProbability: Float
         /// Foods the cell detector answers on the whole-photo map.
-        public var wholeMapFoods: Int
+        package var wholeMapFoods: Int
         /// The answer with the localisation pass: its foods' labels (best first), and whether it was "unknown".
-        public var labels: [String]
-        public var unknown: Bool
+        package var labels: [String]
+        package var unknown: Bool
         /// The answer from the whole-photo map alone.
-        public var wholeMapLabels: [String]
-        public var wholeMapUnknown: Bool
+        package var wholeMapLabels: [String]
+        package var wholeMapUnknown: Bool
         /// With one food in both answers: the IoU of the two boxes and grams (whole map) / grams (with the pass).
-        public var boxIoU: Double?
-        public var gramsRatio: Double?
+        package var boxIoU: Double?
+        package var gramsRatio: Double?
         /// With one food in both answers: its box's share of the photo, with the pass and from the whole-photo map.
-        public var boxArea: Double?
-        public var wholeMapBoxArea: Double?
+        package var boxArea: Double?
+        package var wholeMapBoxArea: Double?
         /// A coin was found with the localisation pass.
-        public var coin: Bool
+        package var coin: Bool
 
         /// The two answers name the same foods (and agree on "unknown").
-        public var sameFoods: Bool { unknown == wholeMapUnknown && labels.sorted() == wholeMapLabels.sorted() }
+        package var sameFoods: Bool { unknown == wholeMapUnknown && labels.sorted() == wholeMapLabels.sorted() }
 
-        public func skipped(by gate: LocalizationGate) -> Bool {
+        package func skipped(by gate: LocalizationGate) -> Bool {
             FoodRecognizer.GateEvidence(topProbability: topProbability, plate: plate, coinProbability: coinProbability,
                                 foods: wholeMapFoods).allowsSkipping(gate)
         }
     }
 
     /// `withPass[i]` and `wholeMap[i]` share one thread's backbone; `wholeMap` reads boxes from the whole-photo pass.
-    public var withPass: [FoodRecognizer]
-    public var wholeMap: [FoodRecognizer]
+    package var withPass: [FoodRecognizer]
+    package var wholeMap: [FoodRecognizer]
 
     /// The gate off in both; the second set with boxes from the whole-photo map.
-    public init(recognizers: [FoodRecognizer]) {
+    package init(recognizers: [FoodRecognizer]) {
         withPass = recognizers.map { r in
             var c = r.calibration
             c.localizationGate = nil
@@ -62,7 +62,7 @@ public struct GateProbe: Sendable {
     }
 
     /// One row per photo (nil where it could not be decoded or recognised), in input order.
-    public func run(_ photos: [(path: String, set: String)], progress: (@Sendable (Int, Int) -> Void)? = nil) -> [Row?] {
+    package func run(_ photos: [(path: String, set: String)], progress: (@Sendable (Int, Int) -> Void)? = nil) -> [Row?] {
         PhotoWorkers.map(photos.map(\.path), workers: withPass.count, minShortSide: FoodRecognizer.inputSize, progress: progress) { w, i, decoded in
             guard case .success(let image) = decoded else { return nil }
             return try? probe(image, path: photos[i].path, set: photos[i].set, worker: w) ?? nil
@@ -85,22 +85,22 @@ public struct GateProbe: Sendable {
     }
 
     /// What a gate does to one set of rows.
-    public struct Score: Sendable, Codable, Equatable {
-        public var set: String
-        public var photos: Int
+    package struct Score: Sendable, Codable, Equatable {
+        package var set: String
+        package var photos: Int
         /// Photos the gate lets skip the localisation pass.
-        public var skipped: Int
+        package var skipped: Int
         /// Of those: the same foods either way; a coin the pass would have found; median box IoU and grams ratio
         /// where both answers have one food; grams within ±20 %.
-        public var sameFoods: Int
-        public var coinsLost: Int
-        public var medianIoU: Double?
-        public var medianGramsRatio: Double?
-        public var gramsWithin20: Int
-        public var gramsCompared: Int
+        package var sameFoods: Int
+        package var coinsLost: Int
+        package var medianIoU: Double?
+        package var medianGramsRatio: Double?
+        package var gramsWithin20: Int
+        package var gramsCompared: Int
     }
 
-    public static func score(_ rows: [Row], gate: LocalizationGate) -> [Score] {
+    package static func score(_ rows: [Row], gate: LocalizationGate) -> [Score] {
         Dictionary(grouping: rows, by: \.set).sorted { $0.key < $1.key }.map { set, all in
             let skipped = all.filter { $0.skipped(by: gate) }
             let ious = skipped.compactMap(\.boxIoU).sorted(), ratios = skipped.compactMap(\.gramsRatio).sorted()

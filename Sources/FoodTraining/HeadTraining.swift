@@ -1,42 +1,42 @@
-public import FoodRecognition
+package import FoodRecognition
 import FoodMoment
-public import FoodVision
-public import FoodCore
+package import FoodVision
+package import FoodCore
 import Foundation
 import ImageCodecs
 
 /// One training photo (or a box inside one) and its label.
-public struct TrainingSample: Sendable, Equatable {
-    public var path: String
-    public var label: String
+package struct TrainingSample: Sendable, Equatable {
+    package var path: String
+    package var label: String
     /// The part of the photo showing the food; nil = the whole photo.
-    public var region: NormalizedBox?
+    package var region: NormalizedBox?
 
-    public init(path: String, label: String, region: NormalizedBox? = nil) {
+    package init(path: String, label: String, region: NormalizedBox? = nil) {
         self.path = path; self.label = label; self.region = region
     }
 }
 
 /// A detection record in the `../shared/data/detection` JSON-lines format.
-public struct DetectionRecord: Sendable, Codable {
-    public struct Box: Sendable, Codable {
-        public var label: String
-        public var x: Double, y: Double, w: Double, h: Double
-        public var normalized: NormalizedBox { NormalizedBox(x: x, y: y, w: w, h: h) }
+package struct DetectionRecord: Sendable, Codable {
+    package struct Box: Sendable, Codable {
+        package var label: String
+        package var x: Double, y: Double, w: Double, h: Double
+        package var normalized: NormalizedBox { NormalizedBox(x: x, y: y, w: w, h: h) }
     }
-    public var image: String
-    public var width: Int
-    public var height: Int
-    public var boxes: [Box]
-    public var grams: [String: Double]?
-    public var source: String?
-    public var group: String?
+    package var image: String
+    package var width: Int
+    package var height: Int
+    package var boxes: [Box]
+    package var grams: [String: Double]?
+    package var source: String?
+    package var group: String?
     /// ECUSTFD: the weighed portion the photo shows (`apple001`); its photos are never split apart.
-    public var portion: String?
-    public var split: String?
-    public var coins: [Coin]?
+    package var portion: String?
+    package var split: String?
+    package var coins: [Coin]?
     /// ECUSTFD `mix` photos: the single portions that photograph the same physical items (`["apple008", "banana008"]`).
-    public var sameItemsAsPortions: [String]?
+    package var sameItemsAsPortions: [String]?
 
     enum CodingKeys: String, CodingKey {
         case image, width, height, boxes, grams, source, group, portion, split, coins
@@ -46,7 +46,7 @@ public struct DetectionRecord: Sendable, Codable {
     /// Portion → the physical items it shows, as one id per set of portions that share an item (a `mix` portion and
     /// the single portions it re-uses get the same id, the smallest of their names); other portions are their own.
     /// Holding out by this id keeps the same apple out of both sides of a split.
-    public static func physicalItems(_ records: [DetectionRecord]) -> [String: String] {
+    package static func physicalItems(_ records: [DetectionRecord]) -> [String: String] {
         var parent: [String: String] = [:]
         func find(_ p: String) -> String {
             var root = p
@@ -69,12 +69,12 @@ public struct DetectionRecord: Sendable, Codable {
     }
 
     /// A reference coin (ECUSTFD: the 1-yuan coin, 25 mm).
-    public struct Coin: Sendable, Codable {
-        public var x: Double, y: Double, w: Double, h: Double
+    package struct Coin: Sendable, Codable {
+        package var x: Double, y: Double, w: Double, h: Double
     }
 
     /// Reads every record; image paths are made absolute relative to the file's folder.
-    public static func load(jsonl path: String) throws -> [DetectionRecord] {
+    package static func load(jsonl path: String) throws -> [DetectionRecord] {
         let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let decoder = JSONDecoder()
@@ -87,14 +87,14 @@ public struct DetectionRecord: Sendable, Codable {
 
     /// SOHL source-photo groups held out of head training so detection can be measured on unseen plates:
     /// a stable hash of the group id, one group in three.
-    public static func isHeldOut(group: String) -> Bool {
+    package static func isHeldOut(group: String) -> Bool {
         SplitMix64.fnv1a(group) % 3 == 0
     }
 }
 
-public enum TrainingSet {
+package enum TrainingSet {
     /// `DIR/<label>/<photo>`: every file under each label folder (non-images fail later, per file).
-    public static func folders(_ dir: String) throws -> [TrainingSample] {
+    package static func folders(_ dir: String) throws -> [TrainingSample] {
         let labels = try FileManager.default.contentsOfDirectory(atPath: dir).sorted().filter { name in
             var isDir: ObjCBool = false
             return !name.hasPrefix(".") && FileManager.default.fileExists(atPath: dir + "/" + name, isDirectory: &isDir) && isDir.boolValue
@@ -111,7 +111,7 @@ public enum TrainingSet {
     /// Hold-out groups, one id per sample: the shots of one weighed ECUSTFD portion (`apple001S(1).jpg`,
     /// `apple001T(2).jpg` … → `apple001`) form one group, and so do the box crops of one photo; every other photo
     /// is its own group. Holding out by group keeps near-identical shots of one portion off both sides of a split.
-    public static func holdOutGroups(_ samples: [TrainingSample]) -> [Int] {
+    package static func holdOutGroups(_ samples: [TrainingSample]) -> [Int] {
         var ids: [String: Int] = [:]
         return samples.map { s in
             let dir = (s.path as NSString).deletingLastPathComponent, name = (s.path as NSString).lastPathComponent
@@ -126,7 +126,7 @@ public enum TrainingSet {
     }
 
     /// Box crops from a detection file (with a 10 % margin), skipping held-out groups and tiny boxes.
-    public static func detectionCrops(_ records: [DetectionRecord], source: String = "sohl") -> [TrainingSample] {
+    package static func detectionCrops(_ records: [DetectionRecord], source: String = "sohl") -> [TrainingSample] {
         var samples: [TrainingSample] = []
         for r in records where r.source == source {
             if let g = r.group, DetectionRecord.isHeldOut(group: g) { continue }
@@ -141,21 +141,21 @@ public enum TrainingSet {
 }
 
 /// Backbone embeddings for training and learning, on several threads (one network instance per thread).
-public final class EmbeddingExtractor: @unchecked Sendable {
+package final class EmbeddingExtractor: @unchecked Sendable {
     private let networks: [EfficientNetLite0]
     /// When set, `embed` gives the food embedding (this top over its tap block's output), the one a head next to a
     /// shipped `food-top.json` reads; else the backbone's own pooled embedding.
-    public let foodTop: FoodTop?
+    package let foodTop: FoodTop?
     /// The side of the square views `embed` feeds the network (nil = its own input size, 224 for Lite0): 64 reads a
     /// photo as a thumbnail does.
-    public var viewSize: Int?
+    package var viewSize: Int?
 
-    public init(modelDirectory: String, threads: Int, foodTop: FoodTop? = nil) throws {
+    package init(modelDirectory: String, threads: Int, foodTop: FoodTop? = nil) throws {
         networks = try (0..<max(1, threads)).map { _ in try EfficientNetLite0(modelDirectory: modelDirectory) }
         self.foodTop = foodTop
     }
 
-    public init(networks: [EfficientNetLite0], foodTop: FoodTop? = nil) {
+    package init(networks: [EfficientNetLite0], foodTop: FoodTop? = nil) {
         self.networks = networks
         self.foodTop = foodTop
     }
@@ -164,7 +164,7 @@ public final class EmbeddingExtractor: @unchecked Sendable {
     /// The training views of one photo: the whole region, its mirror image, and `views - 2` random crops
     /// (70–95 % of the region's area, aspect jittered, mirrored at random).
     /// `size` is the network's input size (224 for Lite0).
-    public static func views(of image: RGBImage, region: NormalizedBox?, count: Int, size: Int = FoodRecognizer.inputSize,
+    package static func views(of image: RGBImage, region: NormalizedBox?, count: Int, size: Int = FoodRecognizer.inputSize,
                              rng: inout SplitMix64) -> [FloatImage] {
         augmentedViews(of: image, region: region, count: count, area: 0.7...0.95, aspect: 0.8...1.25, colorJitter: false,
                        size: size, rng: &rng)
@@ -203,10 +203,10 @@ public final class EmbeddingExtractor: @unchecked Sendable {
         return out
     }
 
-    public struct Failure: Sendable { public var path: String; public var reason: String }
+    package struct Failure: Sendable { package var path: String; package var reason: String }
 
     /// Embeddings for every sample × `views`, in sample order; failures are reported, not fatal.
-    public func embed(_ samples: [TrainingSample], views: Int, seed: UInt64 = 1,
+    package func embed(_ samples: [TrainingSample], views: Int, seed: UInt64 = 1,
                       progress: (@Sendable (Int, Int) -> Void)? = nil) -> (embeddings: [[[Float]]], failures: [Failure]) {
         let lock = NSLock()
         nonisolated(unsafe) var results = [[[Float]]](repeating: [], count: samples.count)

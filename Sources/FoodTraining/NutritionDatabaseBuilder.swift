@@ -1,45 +1,45 @@
 internal import FoodCore
-public import Foundation
-public import Nutrition
+package import Foundation
+package import Nutrition
 
 /// Turns the shared USDA and Open Food Facts tables into `nutrition.fmdb` (see `Format`).
 ///
 /// Reproducible: the output depends only on the input bytes (every table is sorted before it is
 /// written, no timestamps, no hash-order iteration), so the same inputs give identical files.
-public struct NutritionDatabaseBuilder: Sendable {
+package struct NutritionDatabaseBuilder: Sendable {
     /// What one build produced, for the CLI and SOURCES.md.
-    public struct Report: Sendable, Codable, Equatable {
-        public var srLegacyFoods = 0
-        public var foundationFoods = 0
-        public var foundationAtwaterEnergy = 0
-        public var foundationNoEnergy = 0
-        public var fnddsFoods = 0
-        public var portions = 0
-        public var offRowsRead = 0
-        public var offRejectedBarcode = 0
-        public var offRejectedName = 0
-        public var offRejectedIncomplete = 0
-        public var offRejectedImplausible = 0
-        public var offDuplicates = 0
-        public var productsBySource: [String: Int] = [:]
-        public var products = 0
-        public var productsEnergyFromMacros = 0
-        public var tokens = 0
-        public var postings = 0
-        public var zhPairs = 0
-        public var bytes = 0
+    package struct Report: Sendable, Codable, Equatable {
+        package var srLegacyFoods = 0
+        package var foundationFoods = 0
+        package var foundationAtwaterEnergy = 0
+        package var foundationNoEnergy = 0
+        package var fnddsFoods = 0
+        package var portions = 0
+        package var offRowsRead = 0
+        package var offRejectedBarcode = 0
+        package var offRejectedName = 0
+        package var offRejectedIncomplete = 0
+        package var offRejectedImplausible = 0
+        package var offDuplicates = 0
+        package var productsBySource: [String: Int] = [:]
+        package var products = 0
+        package var productsEnergyFromMacros = 0
+        package var tokens = 0
+        package var postings = 0
+        package var zhPairs = 0
+        package var bytes = 0
         /// Size of the packed file written (`nutrition.fmdb.gz`).
-        public var packedBytes = 0
+        package var packedBytes = 0
     }
 
-    public let sourceDirectory: URL
+    package let sourceDirectory: URL
 
-    public init(sourceDirectory: URL) { self.sourceDirectory = sourceDirectory }
+    package init(sourceDirectory: URL) { self.sourceDirectory = sourceDirectory }
 
     /// Builds `nutrition.fmdb` and writes it packed, as the package ships it, to `nutrition.fmdb.gz` in
     /// `outputDirectory` (created if needed). A plain `nutrition.fmdb` there is removed: it would be loaded instead.
     @discardableResult
-    public func write(to outputDirectory: URL) throws(NutritionError) -> Report {
+    package func write(to outputDirectory: URL) throws(NutritionError) -> Report {
         var (bytes, report) = try build()
         let out = outputDirectory.appendingPathComponent(Format.packedFileName)
         let plain = outputDirectory.appendingPathComponent(Format.fileName)
@@ -63,7 +63,7 @@ public struct NutritionDatabaseBuilder: Sendable {
     }
 
     /// Builds the database in memory.
-    public func build() throws(NutritionError) -> (bytes: [UInt8], report: Report) {
+    package func build() throws(NutritionError) -> (bytes: [UInt8], report: Report) {
         var report = Report()
         var foods: [FoodDraft] = []
         try loadSRLegacy(into: &foods, report: &report)

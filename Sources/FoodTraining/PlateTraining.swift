@@ -1,17 +1,17 @@
-public import FoodRecognition
+package import FoodRecognition
 import FoodMoment
-public import FoodVision
+package import FoodVision
 import FoodCore
 import Foundation
 import ImageCodecs
 
 /// Training data and fitting for the plate head (`PlateHeadModel`): shared plates (SOHL thalis and mixed fruit
 /// scenes that are not held out for detection) against single dishes and produce (photos of `<label>/` folders).
-public enum PlateTraining {
+package enum PlateTraining {
     /// Photos of several foods — every SOHL plate, fruit scenes with two or more labels — among the detection records
     /// that train the cell head (`CellTraining.isTraining`: the positives), or with `heldOut`, among those held out
     /// of it (where the plate rate is reported).
-    public static func plates(_ records: [DetectionRecord], heldOut: Bool = false) -> [TrainingSample] {
+    package static func plates(_ records: [DetectionRecord], heldOut: Bool = false) -> [TrainingSample] {
         records.filter { r in
             guard CellTraining.isTraining(r) != heldOut, r.source != "ecustfd" else { return false }
             return r.source == "sohl" || Set(r.boxes.map(\.label)).count >= 2
@@ -19,7 +19,7 @@ public enum PlateTraining {
     }
 
     /// Negative photos: the first `perLabel` photos of each label folder (sorted names), labelled `dish`.
-    public static func dishes(_ samples: [TrainingSample], perLabel: Int) -> [TrainingSample] {
+    package static func dishes(_ samples: [TrainingSample], perLabel: Int) -> [TrainingSample] {
         var seen: [String: Int] = [:]
         return samples.filter { s in seen[s.label, default: 0] += 1; return seen[s.label]! <= perLabel }
             .map { TrainingSample(path: $0.path, label: "dish") }
@@ -27,7 +27,7 @@ public enum PlateTraining {
 
     /// Food embeddings (as `recognize` computes them: `FoodRecognizer.embeddings(of:)`) of `views` training views of
     /// each photo, on one recognizer per thread. Returns one array per sample (empty when it failed to decode).
-    public static func embed(_ samples: [TrainingSample], views: @Sendable (TrainingSample) -> Int, recognizers: [FoodRecognizer],
+    package static func embed(_ samples: [TrainingSample], views: @Sendable (TrainingSample) -> Int, recognizers: [FoodRecognizer],
                              seed: UInt64, progress: (@Sendable (Int, Int) -> Void)? = nil) -> [[[Float]]] {
         PhotoWorkers.map(samples.map(\.path), workers: recognizers.count, minShortSide: FoodRecognizer.inputSize, progress: progress) { w, i, decoded in
             guard case .success(let image) = decoded else { return nil }
@@ -38,7 +38,7 @@ public enum PlateTraining {
     }
 
     /// Fits the two-class head; views of one photo stay on one side of the hold-out split.
-    public static func train(embeddings: [[[Float]]], labels: [String], l2: Float, seed: UInt64) throws(FoodVisionError) -> SoftmaxHead {
+    package static func train(embeddings: [[[Float]]], labels: [String], l2: Float, seed: UInt64) throws(FoodVisionError) -> SoftmaxHead {
         let classes = ["dish", PlateHeadModel.plateClass]
         var xs: [[Float]] = [], ys: [Int] = [], groups: [Int] = []
         for (i, (views, label)) in zip(embeddings, labels).enumerated() {

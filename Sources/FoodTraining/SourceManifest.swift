@@ -4,14 +4,14 @@ import Foundation
 /// beside the split folders (`images/MANIFEST.csv` with rows `path,label,source,…`, `path` relative to `images/`).
 /// Cross-source evaluation holds out whole sources: a head trained without a source is scored on that source's
 /// photos only, so shop, lighting and camera of the reported photos were never seen in training.
-public struct SourceManifest: Sendable {
+package struct SourceManifest: Sendable {
     /// Standardised absolute path → source name.
-    public var sources: [String: String]
+    package var sources: [String: String]
 
-    public init(sources: [String: String]) { self.sources = sources }
+    package init(sources: [String: String]) { self.sources = sources }
 
     /// The manifest for a split folder (`…/images/train` → `…/images/MANIFEST.csv`); nil when there is none.
-    public static func find(forDataFolder folder: String) throws -> SourceManifest? {
+    package static func find(forDataFolder folder: String) throws -> SourceManifest? {
         let root = URL(fileURLWithPath: folder).standardizedFileURL.deletingLastPathComponent()
         let file = root.appendingPathComponent("MANIFEST.csv").path
         guard FileManager.default.fileExists(atPath: file) else { return nil }
@@ -19,7 +19,7 @@ public struct SourceManifest: Sendable {
     }
 
     /// Reads `path,label,source,…` rows; `path` is relative to the manifest's folder.
-    public static func load(csv file: String) throws -> SourceManifest {
+    package static func load(csv file: String) throws -> SourceManifest {
         let text = try String(contentsOfFile: file, encoding: .utf8)
         let root = URL(fileURLWithPath: file).deletingLastPathComponent().standardizedFileURL.path
         var lines = text.split(whereSeparator: \.isNewline)
@@ -40,29 +40,29 @@ public struct SourceManifest: Sendable {
         return SourceManifest(sources: sources)
     }
 
-    public func source(of path: String) -> String? {
+    package func source(of path: String) -> String? {
         sources[URL(fileURLWithPath: path).standardizedFileURL.path]
     }
 
     /// Keeps samples whose source is in `only` (when non-empty) and not in `excluding`. A sample the manifest does
     /// not list is an error: a cross-source figure must not silently mix in photos of unknown origin.
-    public func filter(_ samples: [TrainingSample], only: Set<String>, excluding: Set<String>) throws -> [TrainingSample] {
+    package func filter(_ samples: [TrainingSample], only: Set<String>, excluding: Set<String>) throws -> [TrainingSample] {
         try samples.filter { s in
             guard let src = source(of: s.path) else { throw SourceManifestError.unlisted(path: s.path) }
             return (only.isEmpty || only.contains(src)) && !excluding.contains(src)
         }
     }
 
-    public var allSources: Set<String> { Set(sources.values) }
+    package var allSources: Set<String> { Set(sources.values) }
 }
 
-public enum SourceManifestError: Error, CustomStringConvertible, Equatable {
+package enum SourceManifestError: Error, CustomStringConvertible, Equatable {
     case malformed(file: String, reason: String)
     case unlisted(path: String)
     case noManifest(folder: String)
     case unknownSource(String, known: [String])
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .malformed(let file, let reason): "\(file): not a source manifest: \(reason)"
         case .unlisted(let path): "\(path) is not in the folder's MANIFEST.csv, so its source is unknown"
@@ -74,7 +74,7 @@ public enum SourceManifestError: Error, CustomStringConvertible, Equatable {
 
 extension TrainingSet {
     /// `folders(dir)` restricted by source (empty sets = no restriction), with the names checked against the manifest.
-    public static func folders(_ dir: String, sources only: Set<String>, excluding: Set<String>) throws -> [TrainingSample] {
+    package static func folders(_ dir: String, sources only: Set<String>, excluding: Set<String>) throws -> [TrainingSample] {
         let samples = try folders(dir)
         if only.isEmpty && excluding.isEmpty { return samples }
         guard let manifest = try SourceManifest.find(forDataFolder: dir) else { throw SourceManifestError.noManifest(folder: dir) }
