@@ -16,7 +16,9 @@ enum CommandSuggestion {
                 path.append(argument)
                 continue
             }
-            let scored = subcommands.map { (name(of: $0), distance(argument.lowercased(), name(of: $0))) }
+            // At the top, the commands that moved under `diary` are suggested where they live now.
+            let moved = command == root ? DiaryGroupCommand.moved.sorted().map { "diary " + $0 } : []
+            let scored = (subcommands.map { name(of: $0) } + moved).map { ($0, distance(argument.lowercased(), String($0.split(separator: " ").last ?? ""))) }
             guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2, best.1 * 2 < max(argument.count, 2) else { return nil }
             return "unknown command '\(argument)' for '\(path.joined(separator: " "))': did you mean '\(best.0)'? "
                 + "(see \(path.joined(separator: " ")) --help)"

@@ -4,15 +4,43 @@ import Foundation
 import MealStore
 
 /// `foodmoment diary [--date D]`: the day's timeline and progress against the goals.
-struct DiaryCommand: AsyncParsableCommand {
+/// `foodmoment diary …`: the day's timeline (the default), and the diary as a whole — export, import, the HTML report.
+/// (`foodmoment export|import|report` still work: `Main` rewrites them to these.)
+struct DiaryGroupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "diary",
+        abstract: "The day's timeline (the default); export, import and the HTML report of the whole diary.",
+        discussion: """
+        Examples:
+          foodmoment diary                           today's meals, water and weight
+          foodmoment diary --date yesterday --json
+          foodmoment diary export > diary.json       the whole diary, re-importable
+          foodmoment diary import diary.json
+          foodmoment diary report --range week --html week.html
+        """,
+        subcommands: [DiaryCommand.self, ExportCommand.self, ImportCommand.self, ReportCommand.self],
+        defaultSubcommand: DiaryCommand.self
+    )
+
+    /// Commands that moved under `diary` in 0.5.0, by their old top-level name.
+    static let moved: Set<String> = ["export", "import", "report"]
+
+    /// `export …` → `diary export …` (and the same for import and report), so scripts written before keep working.
+    static func rewriting(_ arguments: [String]) -> [String] {
+        guard let first = arguments.first, moved.contains(first) else { return arguments }
+        return ["diary"] + arguments
+    }
+}
+
+struct DiaryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
         abstract: "The day's meals, water and weight as a timeline, with progress against your goals.",
         discussion: """
         Examples:
           foodmoment diary
           foodmoment diary --date yesterday
-          foodmoment diary --date 2026-11-22 --json
+          foodmoment diary show --date 2026-11-22 --json
         """
     )
     @OptionGroup var store: StoreOptions
@@ -576,8 +604,8 @@ struct ExportCommand: AsyncParsableCommand {
         The JSON schema (schema_version 1) and the CSV columns are documented in the README, section "Diary and meal records". Exporting an unchanged diary twice gives the same bytes.
 
         Examples:
-          foodmoment export --format json --out diary.json
-          foodmoment export --format csv > foods.csv
+          foodmoment diary export --format json --out diary.json
+          foodmoment diary export --format csv > foods.csv
         """
     )
     @OptionGroup var store: StoreOptions
@@ -617,10 +645,10 @@ struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Import a JSON export (meals, water, weight, goals, achievements); importing twice adds nothing.",
-        discussion: "Example:\n  foodmoment import diary.json --db /tmp/other.sqlite"
+        discussion: "Example:\n  foodmoment diary import diary.json --db /tmp/other.sqlite"
     )
     @OptionGroup var store: StoreOptions
-    @Argument(help: ArgumentHelp("A file written by `foodmoment export --format json`.", valueName: "file")) var file: String
+    @Argument(help: ArgumentHelp("A file written by `foodmoment diary export --format json`.", valueName: "file")) var file: String
     @Flag(help: "Print the import report as JSON.") var json = false
 
     func run() async throws {

@@ -33,7 +33,8 @@ struct FoodMomentCommand: AsyncParsableCommand {
 enum Main {
     static func main() async {
         keepFreedMemoryForReuse()
-        if let hint = CommandSuggestion.message(arguments: Array(CommandLine.arguments.dropFirst())) {
+        let arguments = DiaryGroupCommand.rewriting(Array(CommandLine.arguments.dropFirst()))
+        if let hint = CommandSuggestion.message(arguments: arguments) {
             FileHandle.standardError.write(Data("error: \(hint)\n".utf8))
             Foundation.exit(Exit.usage.rawValue)
         }
@@ -44,7 +45,7 @@ enum Main {
             Foundation.exit(Exit.usage.rawValue)
         }
         do {
-            var command = try FoodMomentCommand.parseAsRoot()
+            var command = try FoodMomentCommand.parseAsRoot(arguments)
             if var async = command as? any AsyncParsableCommand {
                 try await async.run()
             } else {

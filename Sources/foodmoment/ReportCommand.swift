@@ -20,8 +20,8 @@ struct ReportCommand: ParsableCommand {
         photo under that folder (analyse it first with `foodmoment analyze FOLDER --log`).
 
         Examples:
-          foodmoment report --range week --html week.html
-          foodmoment report --range month --date 2026-10-01 --html october.html
+          foodmoment diary report --range week --html week.html
+          foodmoment diary report --range month --date 2026-10-01 --html october.html
           foodmoment report ~/Photos/trip --html trip.html
         """
     )

@@ -23,8 +23,17 @@ struct CommandTreeTests {
         #expect(missing.isEmpty, "commands without commandName: \(missing)")
         // The names users type, for a few commands whose type name is generic (Add, List, Build).
         for expected in ["foodmoment water add", "foodmoment meal list", "foodmoment weight delete", "foodmoment goals set",
-                         "foodmoment dev nutrition-db build", "foodmoment analyze"] {
+                         "foodmoment dev nutrition-db build", "foodmoment analyze", "foodmoment diary export", "foodmoment diary show"] {
             #expect(names.contains(expected), "\(expected) not in the tree")
         }
+    }
+
+    /// At most 16 commands at the top (issue 38); the ones that moved under `diary` still run by their old names.
+    @Test func theTopLevelStaysShort() {
+        let shown = FoodMomentCommand.configuration.subcommands.filter { $0.configuration.shouldDisplay }
+        #expect(shown.count <= 16, "\(shown.map { CommandSuggestion.name(of: $0) })")
+        #expect(DiaryGroupCommand.rewriting(["export", "--format", "csv"]) == ["diary", "export", "--format", "csv"])
+        #expect(DiaryGroupCommand.rewriting(["analyze", "export"]) == ["analyze", "export"], "only a command in first place moves")
+        #expect(CommandSuggestion.message(arguments: ["expor"])?.contains("'diary export'") == true)
     }
 }
