@@ -201,7 +201,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 }
                 analyzers = recognizers.map { MealAnalyzer(decoder: decoder, recognizer: $0, nutrition: nutrition, taughtFoods: taught) }
             } catch {
-                Output.note("error: cannot load the recognition model: \(error)\n(run with --decode-only to only decode, or `foodmoment dev train` to build models/food-head)")
+                Output.error("cannot load the recognition model: \(error)\n(run with --decode-only to only decode, or `foodmoment dev train` to build models/food-head)")
                 throw Exit.failed
             }
         }
@@ -212,7 +212,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 journal = try openJournal()
             } catch {
                 // Without --log the journal is a convenience: analyse anyway, say that nothing will resume.
-                if log { Output.note("error: \(error)"); throw Exit.failed }
+                if log { Output.error("\(error)"); throw Exit.failed }
                 Output.note("note: \(error); analysing without a journal (this run cannot be resumed)")
             }
         }

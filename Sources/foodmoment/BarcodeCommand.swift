@@ -113,7 +113,7 @@ struct BarcodeCommand: AsyncParsableCommand {
                 code = try GTIN.parse(input)
             }
         } catch {
-            Output.note("error: \(error.description)")
+            Output.error("\(error.description)")
             if json { print(try Output.json(NumberResult(input: input, error: ErrorInfo(error)))) }
             throw Exit.failed
         }
@@ -121,7 +121,7 @@ struct BarcodeCommand: AsyncParsableCommand {
         do {
             product = try await productLookup.product(gtin14: code.gtin14)
         } catch let failure as OnlineLookupFailure {
-            Output.note("error: \(failure)")
+            Output.error("\(failure)")
             if json { print(try Output.json(NumberResult(input: input, code: CodeInfo(code), error: ErrorInfo(kind: failure.error.kind, message: failure.error.description)))) }
             throw Exit.failed
         }
@@ -154,7 +154,7 @@ struct BarcodeCommand: AsyncParsableCommand {
         do {
             decoded = try ImageDecoder.decodeFile(atPath: input, options: DecodeOptions(maxPixels: maxPixels))
         } catch {
-            Output.note("error: \(input): \(error.description)")
+            Output.error("\(input): \(error.description)")
             if json { print(try Output.json(PhotoScanResult(file: input, error: ErrorInfo(kind: error.kind, message: error.description)))) }
             throw Exit.failed
         }

@@ -97,7 +97,7 @@ struct BenchCommand: AsyncParsableCommand {
     func run() async throws {
         var machine = MachineInfo.current()
         if machine.build == "debug" && !allowDebug {
-            Output.note("error: this is a debug build; timings would be meaningless. Build with `swift build -c release --product foodmoment` (or pass --allow-debug).")
+            Output.error("this is a debug build; timings would be meaningless. Build with `swift build -c release --product foodmoment` (or pass --allow-debug).")
             throw Exit.failed
         }
         if let gemm {
@@ -125,7 +125,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
         let network: EfficientNetLite0
         do { network = try EfficientNetLite0(modelDirectory: model, precision: precision ?? .automatic) } catch {
-            Output.note("error: \(error.description)")
+            Output.error("\(error.description)")
             throw Exit.failed
         }
         let referenceDir = (weights as NSString).appendingPathComponent("reference")

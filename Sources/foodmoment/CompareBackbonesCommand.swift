@@ -81,7 +81,7 @@ struct CompareBackbonesCommand: AsyncParsableCommand {
                 progress.finish()
                 // Every feature set must see the same photos, so one unreadable photo stops the comparison.
                 if let f = failures.first {
-                    Output.note("error: \(failures.count) photos could not be embedded by \(name), e.g. \(f.path): \(f.reason)")
+                    Output.error("\(failures.count) photos could not be embedded by \(name), e.g. \(f.path): \(f.reason)")
                     throw Exit.failed
                 }
                 Output.note(String(format: "compare-backbones: %@ embedded in %.0f s", name, (ContinuousClock.now - start).milliseconds / 1000))

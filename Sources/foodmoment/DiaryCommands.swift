@@ -364,7 +364,7 @@ struct WaterCommand: AsyncParsableCommand {
             let before = try storeCall { try s.waterLog(id: id) }
             let at = try time.map { try LocalDates.time($0, on: LocalDay(before?.time ?? Date(), timeZone: LocalDates.zone)) }
             guard let log = try storeCall({ try s.editWater(id: id, milliliters: ml, time: at) }) else {
-                printError("no water log \(id) (see `foodmoment water list`)")
+                Output.error("no water log \(id) (see `foodmoment water list`)")
                 throw Exit.failed
             }
             if json { try printDiaryJSON(log); return }
@@ -380,7 +380,7 @@ struct WaterCommand: AsyncParsableCommand {
         func run() async throws {
             let s = try store.open()
             guard let log = try storeCall({ try s.deleteWater(id: id) }) else {
-                printError("no water log \(id) (see `foodmoment water list`)")
+                Output.error("no water log \(id) (see `foodmoment water list`)")
                 throw Exit.failed
             }
             print("deleted water \(log.id.prefix(8)): \(Bars.int(log.milliliters)) ml at \(LocalDates.hhmm(log.time)) on \(LocalDay(log.time, timeZone: LocalDates.zone))")
@@ -415,7 +415,7 @@ struct WeightCommand: AsyncParsableCommand {
             let at = try time.map { try LocalDates.time($0, on: LocalDates.today) }
             if !force, let why = EntryPlausibility.weightChange(kilograms, at: at ?? Date(),
                                                                  previous: try storeCall({ try s.weightBefore(at ?? Date()) })) {
-                printError("\(why); add --force if that is right")
+                Output.error("\(why); add --force if that is right")
                 throw Exit.usage
             }
             let log = try storeCall { try s.addWeight(kilograms: kilograms, at: at) }
@@ -469,7 +469,7 @@ struct WeightCommand: AsyncParsableCommand {
             let before = try storeCall { try s.weightLog(id: id) }
             let at = try time.map { try LocalDates.time($0, on: LocalDay(before?.time ?? Date(), timeZone: LocalDates.zone)) }
             guard let log = try storeCall({ try s.editWeight(id: id, kilograms: kg, time: at) }) else {
-                printError("no weight log \(id) (see `foodmoment weight list`)")
+                Output.error("no weight log \(id) (see `foodmoment weight list`)")
                 throw Exit.failed
             }
             if json { try printDiaryJSON(log); return }
@@ -486,7 +486,7 @@ struct WeightCommand: AsyncParsableCommand {
         func run() async throws {
             let s = try store.open()
             guard let log = try storeCall({ try s.deleteWeight(id: id) }) else {
-                printError("no weight log \(id) (see `foodmoment weight list`)")
+                Output.error("no weight log \(id) (see `foodmoment weight list`)")
                 throw Exit.failed
             }
             print(String(format: "deleted weight %@: %.1f kg at %@ on %@", String(log.id.prefix(8)), log.kilograms,
@@ -630,7 +630,7 @@ struct ExportCommand: AsyncParsableCommand {
         }
         if let out {
             do { try data.write(to: URL(fileURLWithPath: out), options: .atomic) } catch {
-                printError("cannot write \(out): \(error.localizedDescription)")
+                Output.error("cannot write \(out): \(error.localizedDescription)")
                 throw Exit.failed
             }
             Output.note("exported \(count) meal\(count == 1 ? "" : "s") to \(out)")
@@ -654,12 +654,12 @@ struct ImportCommand: AsyncParsableCommand {
     func run() async throws {
         let bytes: Data
         do { bytes = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
-            printError("cannot read \(file): \(error.localizedDescription)")
+            Output.error("cannot read \(file): \(error.localizedDescription)")
             throw Exit.failed
         }
         let doc: DiaryExport
         do { doc = try DiaryExport.decode(bytes) } catch {
-            printError("\(file): \(error.description)")
+            Output.error("\(file): \(error.description)")
             throw Exit.failed
         }
         let s = try store.open()

@@ -35,13 +35,13 @@ enum Main {
         keepFreedMemoryForReuse()
         let arguments = DiaryGroupCommand.rewriting(Array(CommandLine.arguments.dropFirst()))
         if let hint = CommandSuggestion.message(arguments: arguments) {
-            FileHandle.standardError.write(Data("error: \(hint)\n".utf8))
+            Output.error(hint)
             Foundation.exit(Exit.usage.rawValue)
         }
         if let asked = ProcessInfo.processInfo.environment["FOODMOMENT_PRECISION"], !asked.isEmpty,
            InferencePrecision(rawValue: asked) == nil {
             let choices = InferencePrecision.allCases.map(\.rawValue).joined(separator: ", ")
-            FileHandle.standardError.write(Data("error: FOODMOMENT_PRECISION=\(asked) is not one of \(choices); unset it for the default (int8 where the CPU has AVX-512 VNNI and BF16)\n".utf8))
+            Output.error("FOODMOMENT_PRECISION=\(asked) is not one of \(choices); unset it for the default (int8 where the CPU has AVX-512 VNNI and BF16)")
             Foundation.exit(Exit.usage.rawValue)
         }
         do {

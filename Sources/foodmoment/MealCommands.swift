@@ -82,7 +82,7 @@ struct MealCommand: AsyncParsableCommand {
         func run() async throws {
             let s = try store.open()
             guard let m = try storeCall({ try s.meal(id: id) }) else {
-                printError(MealStoreError.noSuchMeal(id).description)
+                Output.error(MealStoreError.noSuchMeal(id).description)
                 throw Exit.failed
             }
             if json { try printDiaryJSON(m) } else { print(MealText.detail(m), terminator: "") }
@@ -156,7 +156,7 @@ struct MealCommand: AsyncParsableCommand {
         func run() async throws {
             let s = try store.open()
             guard let before = try storeCall({ try s.meal(id: id) }) else {
-                printError(MealStoreError.noSuchMeal(id).description)
+                Output.error(MealStoreError.noSuchMeal(id).description)
                 throw Exit.failed
             }
             var edits: [MealEdit] = []
@@ -168,7 +168,7 @@ struct MealCommand: AsyncParsableCommand {
             if !add.isEmpty || !replace.isEmpty {
                 let url = nutritionDB.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
                 do { db = try NutritionDatabase.load(directory: url) } catch {
-                    printError("\(error.description) (needed to look up --add and --replace foods)")
+                    Output.error("\(error.description) (needed to look up --add and --replace foods)")
                     throw Exit.failed
                 }
             }
@@ -200,7 +200,7 @@ struct MealCommand: AsyncParsableCommand {
                         case .taught?: break
                         }
                     } catch {
-                        printError("\(error.description); the meal was not changed (--no-learn edits it without teaching)")
+                        Output.error("\(error.description); the meal was not changed (--no-learn edits it without teaching)")
                         throw Exit.failed
                     }
                 }
@@ -256,7 +256,7 @@ struct MealCommand: AsyncParsableCommand {
             let url = nutritionDB.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
             let db: NutritionDatabase
             do { db = try NutritionDatabase.load(directory: url) } catch {
-                printError("\(error.description) (needed to look up the foods)")
+                Output.error("\(error.description) (needed to look up the foods)")
                 throw Exit.failed
             }
             let foods = try food.map { try ManualFoodSpec.make($0, db: db) }
@@ -283,7 +283,7 @@ struct MealCommand: AsyncParsableCommand {
         func run() async throws {
             let s = try store.open()
             guard let m = try storeCall({ try s.meal(id: id) }), try storeCall({ try s.deleteMeal(id: m.id) }) else {
-                printError(MealStoreError.noSuchMeal(id).description)
+                Output.error(MealStoreError.noSuchMeal(id).description)
                 throw Exit.failed
             }
             print("deleted meal \(m.id.prefix(8)) (\(m.type.rawValue), \(m.title), \(Bars.int(m.totals.kcal)) kcal)")
@@ -307,7 +307,7 @@ enum ManualFoodSpec {
         do {
             return try ManualFood.make(name: parts[0], grams: grams, db: db)
         } catch .notFound(let name) {
-            printError("no food named \(name) in the nutrition database (try `foodmoment search \(name)`)")
+            Output.error("no food named \(name) in the nutrition database (try `foodmoment search \(name)`)")
             throw Exit.failed
         } catch {
             throw ValidationError("bad --add \(spec): \(error.description)")

@@ -66,7 +66,7 @@ struct ModelConvertCommand: AsyncParsableCommand {
                 print("  sha256 \(manifest.weightsSHA256)")
             }
         } catch let error as FoodVisionError {
-            Output.note("error: \(error.description)")
+            Output.error("\(error.description)")
             throw Exit.failed
         }
     }
@@ -110,7 +110,7 @@ struct ModelInfoCommand: AsyncParsableCommand {
                 print("  gemm kernel  \(model.gemmKernel.rawValue) (fastest on this machine and build)")
             }
         } catch let error as FoodVisionError {
-            Output.note("error: \(error.description)")
+            Output.error("\(error.description)")
             throw Exit.failed
         }
     }

@@ -13,15 +13,12 @@ struct NutritionDBOptions: ParsableArguments {
     func load() throws -> NutritionDatabase {
         let url = directory.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
         do { return try NutritionDatabase.load(directory: url) } catch {
-            printError(error.description)
+            Output.error(error.description)
             throw Exit.failed
         }
     }
 }
 
-func printError(_ message: String) {
-    FileHandle.standardError.write(Data("error: \(message)\n".utf8))
-}
 
 func printJSON<T: Encodable>(_ value: T) throws {
     let encoder = JSONEncoder()
@@ -74,7 +71,7 @@ struct NutritionDBCommand: AsyncParsableCommand {
             do {
                 report = try NutritionDatabaseBuilder(sourceDirectory: URL(fileURLWithPath: from)).write(to: URL(fileURLWithPath: out))
             } catch {
-                printError(error.description)
+                Output.error(error.description)
                 throw Exit.failed
             }
             let seconds = Date().timeIntervalSince(start)
@@ -191,7 +188,7 @@ struct SearchCommand: AsyncParsableCommand {
             return
         }
         if results.isEmpty {
-            printError("no match for \"\(query)\"")
+            Output.error("no match for \"\(query)\"")
             throw Exit.failed
         }
         let idWidth = results.map(\.food.id.count).max() ?? 0
@@ -246,7 +243,7 @@ struct NutritionCommand: AsyncParsableCommand {
     /// More than this of one food is refused without --force (a typo: `--grams 1e9`).
     static let largeGrams = 5_000.0
 
-    struct Output: Encodable {
+    struct FactsJSON: Encodable {
         var id: String, name: String, brand: String?, source: String, provenance: String
         var grams: Double, portion: String
         var energyIsAtwater: Bool, energyEstimatedFromMacros: Bool
@@ -277,16 +274,16 @@ struct NutritionCommand: AsyncParsableCommand {
                 facts = x
             }
         } catch {
-            printError(error.description)
+            Output.error(error.description)
             throw Exit.failed
         }
         if facts.grams > Self.largeGrams, !force {
-            printError("\(facts.portion) is \(Portions.format(facts.grams)) g, more than 5 kg of one food; add --force if that is right")
+            Output.error("\(facts.portion) is \(Portions.format(facts.grams)) g, more than 5 kg of one food; add --force if that is right")
             throw Exit.usage
         }
         let f = facts.food
         if json {
-            try printJSON(Output(id: f.id, name: f.name, brand: f.brand.isEmpty ? nil : f.brand, source: f.source.dataType, provenance: f.provenance,
+            try printJSON(FactsJSON(id: f.id, name: f.name, brand: f.brand.isEmpty ? nil : f.brand, source: f.source.dataType, provenance: f.provenance,
                                  grams: (facts.grams * 100).rounded() / 100, portion: facts.portion, energyIsAtwater: f.energyIsAtwater,
                                  energyEstimatedFromMacros: f.energyEstimatedFromMacros, per100g: f.per100g, nutrients: facts.nutrients,
                                  portions: f.portions.map(\.description)))

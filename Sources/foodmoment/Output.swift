@@ -9,6 +9,11 @@ enum Output {
         FileHandle.standardError.write(Data((s + "\n").utf8))
     }
 
+    /// The one way a command reports an error: `error: MESSAGE` on stderr (the exit code says the rest).
+    static func error(_ message: String) {
+        note("error: " + message)
+    }
+
     /// `s` with its control characters written out (`\n`, `\t`, `\u{1B}`): a file name may hold a newline or a
     /// terminal escape sequence, which printed as is would break a line of the table or drive the user's terminal.
     static func visible(_ s: String) -> String {

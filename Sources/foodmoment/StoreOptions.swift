@@ -22,7 +22,7 @@ struct StoreOptions: ParsableArguments {
 
     func open() throws -> MealStore {
         do { return try MealStore(path: resolvedPath, readOnly: readOnly) } catch {
-            printError("\(error)")
+            Output.error("\(error)")
             throw Exit.failed
         }
     }
@@ -31,14 +31,14 @@ struct StoreOptions: ParsableArguments {
 /// Runs a store operation; a store error is printed and becomes exit code 1.
 func storeCall<T>(_ body: () throws -> T) throws -> T {
     do { return try body() } catch let e as MealStoreError {
-        printError(e.description)
+        Output.error(e.description)
         throw Exit.failed
     }
 }
 
 func storeCall<T>(_ body: () async throws -> T) async throws -> T {
     do { return try await body() } catch let e as MealStoreError {
-        printError(e.description)
+        Output.error(e.description)
         throw Exit.failed
     }
 }

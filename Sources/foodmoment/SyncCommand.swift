@@ -92,7 +92,7 @@ struct SyncCommand: AsyncParsableCommand {
             if report.complete { print("in sync with \(report.server)" + (report.pending > 0 ? " (\(report.pending) changes made meanwhile wait for the next sync)" : "")) }
         }
         if let failure = report.failure {
-            printError("sync stopped: \(failure) — \(report.pending) change\(report.pending == 1 ? "" : "s") still queued; run sync again to resume.")
+            Output.error("sync stopped: \(failure) — \(report.pending) change\(report.pending == 1 ? "" : "s") still queued; run sync again to resume.")
             throw Exit.failed
         }
     }

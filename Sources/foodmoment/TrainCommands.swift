@@ -163,7 +163,7 @@ struct LearnCommand: AsyncParsableCommand {
         do {
             try await run(store)
         } catch let error as PersonalFoodsError {
-            printError(error.description)
+            Output.error(error.description)
             throw Exit.failed
         }
     }
@@ -202,7 +202,7 @@ struct LearnCommand: AsyncParsableCommand {
                 failures.append((path, e.message))
             }
         }
-        for f in failures { Output.note("error: \(f.path): \(f.reason)") }
+        for f in failures { Output.error("\(f.path): \(f.reason)") }
         guard !examples.isEmpty else { Output.note("no photo could be used"); throw Exit.failed }
         try store.add(label: label, examples: examples)
         print("learned \(label) from \(photos.count - failures.count) photo(s); saved to \(store.matcherPath)")
