@@ -23,35 +23,25 @@ public struct PrototypeMatcher: Sendable, Codable, Equatable {
 
         enum CodingKeys: String, CodingKey { case label, sum, count, examples, grams }
 
-        // Examples are stored as base64 of little-endian Float32: a user's file of ten foods reads in milliseconds
-        // instead of the 130 ms JSON numbers took (measured at start-up of `analyze`).
+        // Examples and the sum are stored as `PackedFloats` (base64 of little-endian Float32): a user's file of ten foods
+        // reads in milliseconds instead of the 130 ms JSON numbers took (measured at start-up of `analyze`). A sum written
+        // as numbers (files from before) still reads.
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             label = try c.decode(String.self, forKey: .label)
-            sum = try c.decode([Float].self, forKey: .sum)
+            sum = try c.decodeFloats(forKey: .sum)
             count = try c.decode(Int.self, forKey: .count)
             grams = try c.decodeIfPresent(Double.self, forKey: .grams)
-            examples = try c.decodeIfPresent([String].self, forKey: .examples).map { texts in
-                try texts.map { text in
-                    guard let data = Data(base64Encoded: text), data.count % 4 == 0 else {
-                        throw DecodingError.dataCorruptedError(forKey: .examples, in: c, debugDescription: "an example is not base64 of Float32 values")
-                    }
-                    return data.withUnsafeBytes { raw in (0..<data.count / 4).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: $0 * 4, as: UInt32.self))) } }
-                }
-            }
+            examples = try c.decodeIfPresent([PackedFloats].self, forKey: .examples)?.map(\.values)
         }
 
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(label, forKey: .label)
-            try c.encode(sum, forKey: .sum)
+            try c.encodeFloats(sum, forKey: .sum)
             try c.encode(count, forKey: .count)
             try c.encodeIfPresent(grams, forKey: .grams)
-            try c.encodeIfPresent(examples?.map { e in
-                var bytes = Data(capacity: e.count * 4)
-                for v in e { withUnsafeBytes(of: v.bitPattern.littleEndian) { bytes.append(contentsOf: $0) } }
-                return bytes.base64EncodedString()
-            }, forKey: .examples)
+            try c.encodeIfPresent(examples?.map(PackedFloats.init), forKey: .examples)
         }
     }
 
@@ -134,9 +124,9 @@ public struct PrototypeMatcher: Sendable, Codable, Equatable {
         guard m.prototypes.allSatisfy({ p in p.sum.count == m.dimension && (p.examples ?? []).allSatisfy { $0.count == m.dimension } }) else {
             throw .invalidFormat(path: path, reason: "a prototype's length differs from dimension \(m.dimension)")
         }
-        guard m.prototypes.allSatisfy({ p in p.sum.allSatisfy(\.isFinite) && (p.examples ?? []).allSatisfy { $0.allSatisfy(\.isFinite) }
-                                            && (p.grams.map { $0.isFinite && $0 >= 0 && $0 <= 20_000 } ?? true) }) else {
-            throw .invalidFormat(path: path, reason: "a prototype holds a value that is not a finite number (or grams outside 0–20000)")
+        // Floats are finite by decoding (JSON numbers, and `PackedFloats` refuses NaN and infinities); grams are bounded here.
+        guard m.prototypes.allSatisfy({ p in p.grams.map { $0 >= 0 && $0 <= 20_000 } ?? true }) else {
+            throw .invalidFormat(path: path, reason: "a prototype's grams are outside 0–20000")
         }
         return m
     }

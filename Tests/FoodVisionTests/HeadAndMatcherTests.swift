@@ -202,7 +202,7 @@ func clusters(classes: Int, perClass: Int, dimension d: Int, spread: Float, seed
         try matcher.save(to: path)
         #expect(try PrototypeMatcher.load(from: path) == matcher, "examples round-trip through their base64 form")
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        try Data(text.replacingOccurrences(of: "\"examples\":[\"", with: "\"examples\":[\"!!").utf8).write(to: URL(fileURLWithPath: path))
+        try Data(text.replacingOccurrences(of: "\"examples\":[{\"f32le\":\"", with: "\"examples\":[{\"f32le\":\"!!").utf8).write(to: URL(fileURLWithPath: path))
         #expect(throws: FoodVisionError.self) { try PrototypeMatcher.load(from: path) }
     }
 
