@@ -27,6 +27,9 @@ enum MultipartPhoto {
         guard let boundary = boundary(contentType) else {
             throw APIError.badRequest("invalid_multipart", "multipart/form-data needs a boundary= parameter (1–70 characters)")
         }
+        guard headerNamesAreASCII(Array(body.readableBytesView), boundary: boundary) else {
+            throw APIError.badRequest("invalid_multipart", "a part's header name holds a byte outside ASCII: header names are ASCII (e.g. Content-Disposition)")
+        }
         var parts: [Part] = []
         var current = Part()
         let parser = MultipartParser(boundary: boundary)
@@ -44,5 +47,40 @@ enum MultipartPhoto {
             throw APIError.badRequest("empty_body", "the multipart body has no file part: send the photo as a file (e.g. curl -F photo=@meal.jpg)")
         }
         return Array(file.body.readableBytesView)
+    }
+
+    /// MultipartKit 4.7.1 looks every byte of a part's header name up in a 128-entry table, so a byte of 0x80 or more
+    /// there is an index out of range: the server process dies (schemathesis found it, 2026-12-06). Each header line
+    /// after a delimiter, up to its first colon, must be ASCII; names never legitimately hold anything else (values,
+    /// such as a UTF-8 file name, are not checked). Conservative: a line is read up to LF, whatever MultipartKit would do.
+    static func headerNamesAreASCII(_ bytes: [UInt8], boundary: String) -> Bool {
+        let delimiter = Array(("--" + boundary).utf8)
+        var i = 0
+        while let found = firstIndex(of: delimiter, in: bytes, from: i) {
+            i = found + delimiter.count
+            // The rest of the delimiter line ("--" closes the body; otherwise transport padding and CRLF).
+            while i < bytes.count, bytes[i] != 0x0A { i += 1 }
+            i += 1
+            // Header lines until the empty one.
+            while i < bytes.count {
+                var end = i
+                while end < bytes.count, bytes[end] != 0x0A { end += 1 }
+                let line = bytes[i..<end].last == 0x0D ? bytes[i..<end - 1] : bytes[i..<end]
+                i = end + 1
+                if line.isEmpty { break }
+                if line.prefix(while: { $0 != UInt8(ascii: ":") }).contains(where: { $0 >= 0x80 }) { return false }
+            }
+        }
+        return true
+    }
+
+    static func firstIndex(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard let first = needle.first, haystack.count >= needle.count else { return nil }
+        var i = start
+        while i <= haystack.count - needle.count {
+            if haystack[i] == first, haystack[i..<i + needle.count].elementsEqual(needle) { return i }
+            i += 1
+        }
+        return nil
     }
 }

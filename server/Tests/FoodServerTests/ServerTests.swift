@@ -214,7 +214,11 @@ struct ServerTests {
         #expect(multipart.status == 200 && multipart.json["image_id"] as? String == reply.json["image_id"] as? String)
         for (type, body, code) in [("multipart/form-data", form, "invalid_multipart"),
                                    ("multipart/form-data; boundary=\(boundary)", Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nb\r\n--\(boundary)--\r\n".utf8), "empty_body"),
-                                   ("multipart/form-data; boundary=\(boundary)", Data("garbage".utf8), "empty_body")] {
+                                   ("multipart/form-data; boundary=\(boundary)", Data("garbage".utf8), "empty_body"),
+                                   // A header name with a non-ASCII byte crashed MultipartKit (and the server) before.
+                                   ("multipart/form-data; boundary=\(boundary)",
+                                    Data("--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\nX-\u{00e9}: 1\r\n\r\nb\r\n--\(boundary)--\r\n".utf8),
+                                    "invalid_multipart")] {
             let bad = try await server.request("POST", "/api/v1/food/analyze", token: token, contentType: type, body: body)
             #expect(bad.status == 400 && errorCode(bad) == code, "\(type): \(bad.status) \(String(decoding: bad.body, as: UTF8.self))")
         }
