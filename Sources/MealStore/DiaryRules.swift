@@ -36,12 +36,7 @@ public enum DiaryRules {
             case let .replaceFood(i, f):
                 guard rec.foods.indices.contains(i) else { throw MealStoreError.noSuchFood(meal: short, number: i + 1, count: rec.foods.count) }
                 try Validate.foods([f])
-                let old = rec.foods[i]
-                var new = f
-                new.box = old.box
-                new.photoHash = old.photoHash
-                if f.gramsSource != .user { new.setGrams(old.grams, source: old.gramsSource) }
-                rec.foods[i] = new
+                rec.foods[i] = replacing(rec.foods[i], with: f)
             }
         }
         rec.updatedAt = Time.date(Time.ms(now))
@@ -54,6 +49,17 @@ public enum DiaryRules {
             rec.analysis = original + editedMarker + "foods now \(now.isEmpty ? "none" : now) (\(Int(rec.totals.kcal.rounded())) kcal)."
         }
         return Rows.derive(rec, from: before)
+    }
+
+    /// A correction: `new`'s names and nutrition where `old` was seen (its box and photo), with `old`'s grams unless
+    /// `new` brings the user's own (`gramsSource == .user`). `MealEdit.replaceFood`, and what the CLI and the server
+    /// hand a `Correction` to teach, are this one value.
+    public static func replacing(_ old: MealFood, with new: MealFood) -> MealFood {
+        var food = new
+        food.box = old.box
+        food.photoHash = old.photoHash
+        if new.gramsSource != .user { food.setGrams(old.grams, source: old.gramsSource) }
+        return food
     }
 
     /// Starts the line `apply` appends to a meal's analysis text when its foods were changed by hand.

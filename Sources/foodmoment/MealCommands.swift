@@ -177,13 +177,12 @@ struct MealCommand: AsyncParsableCommand {
                 let (n, spec) = try parseReplace(r)
                 let food = try ManualFoodSpec.make(spec, db: db!)
                 edits.append(.replaceFood(index: n - 1, with: food))
-                // The food as the meal will hold it: without =GRAMS it keeps the grams food N has (after --grams).
-                var kept = food
-                if food.gramsSource != .user, before.foods.indices.contains(n - 1) {
-                    let grams = try grams.map(parseGrams).last { $0.0 == n }?.1 ?? before.foods[n - 1].grams
-                    kept.setGrams(grams, source: before.foods[n - 1].gramsSource)
+                // The food as the meal will hold it (the edit applies --grams before the replacement).
+                if before.foods.indices.contains(n - 1) {
+                    var old = before.foods[n - 1]
+                    if let g = try grams.map(parseGrams).last(where: { $0.0 == n })?.1 { old.setGrams(g) }
+                    corrections.append(Correction(meal: before, index: n - 1, food: DiaryRules.replacing(old, with: food)))
                 }
-                corrections.append(Correction(meal: before, index: n - 1, food: kept))
             }
             for n in Set(deleteFood).sorted(by: >) { edits.append(.deleteFood(index: n - 1)) }
             for a in add { edits.append(.addFood(try ManualFoodSpec.make(a, db: db!))) }

@@ -233,11 +233,7 @@ struct MealRoutes: Sendable {
                     foods.append(food)
                 case (let index?, let name?):
                     // A correction: the new food where the old one was seen, with its grams unless new ones are given.
-                    let old = meal.foods[index]
-                    var food = try food(name, grams: item.grams, at: i)
-                    food.box = old.box
-                    food.photoHash = old.photoHash
-                    if item.grams == nil { food.setGrams(old.grams, source: old.gramsSource) }
+                    let food = DiaryRules.replacing(meal.foods[index], with: try food(name, grams: item.grams, at: i))
                     foods.append(food)
                     corrections.append(Correction(meal: meal, index: index, food: food))
                 case (nil, let name?):
