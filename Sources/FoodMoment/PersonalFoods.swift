@@ -123,20 +123,27 @@ public struct Correction: Sendable {
         return meal.photos.count == 1 ? meal.photos[0] : nil
     }
 
-    /// Checks, before the diary changes, that the store can be read and whether this correction will teach.
-    public func plan(_ store: PersonalFoods) throws(PersonalFoodsError) -> Outcome? {
+    /// Why this correction teaches nothing, or nil; reads only the opt-out.
+    func skipReason(_ store: PersonalFoods) throws(PersonalFoodsError) -> Outcome? {
         guard meal.foods.indices.contains(index) else { return .notTaught("no food \(index + 1) in the meal") }
         guard meal.foods[index].label != food.label else { return .notTaught("the food keeps its label") }
         guard photo != nil else { return .notTaught("the meal has no photo") }
         guard try store.learnsFromCorrections() else { return .notTaught("learning from corrections is off") }
+        return nil
+    }
+
+    /// Checks, before the diary changes, that the store can be read and whether this correction will teach.
+    public func plan(_ store: PersonalFoods) throws(PersonalFoodsError) -> Outcome? {
+        if let skip = try skipReason(store) { return skip }
         _ = try store.matcher()
         return nil
     }
 
-    /// Teaches the corrected label from the photo (call after the diary edit succeeded; `plan` said nil).
+    /// Teaches the corrected label from the photo (call after the diary edit succeeded; `plan` said nil). The store is
+    /// read once more, by `add`, which reports it damaged as `plan` would.
     /// `photoDirectory`: where a relative photo path starts (a server keeps `photos/<id>.jpg` in the user's folder).
     public func teach(_ store: PersonalFoods, analyzer: MealAnalyzer, photoDirectory: String? = nil) throws(PersonalFoodsError) -> Outcome {
-        if let skip = try plan(store) { return skip }
+        if let skip = try skipReason(store) { return skip }
         guard let photo else { return .notTaught("the meal has no photo") }
         let path = photo.path.hasPrefix("/") ? photo.path : photoDirectory.map { $0 + "/" + photo.path } ?? photo.path
         let image: RGBImage
