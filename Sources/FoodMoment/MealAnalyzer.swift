@@ -212,11 +212,8 @@ public final class MealAnalyzer: @unchecked Sendable {
     /// What `learn` and a correction store for a photo: the food embedding of `region` (nil = the whole photo) and of
     /// its mirror image, as the training tools embed a photo's first two views.
     public func exampleEmbeddings(of image: RGBImage, region: NormalizedBox?) throws -> [[Float]] {
-        let base = region ?? .whole
-        let mirrored = NormalizedBox(x: 1 - base.x - base.w, y: base.y, w: base.w, h: base.h)
-        let size = FoodRecognizer.inputSize
-        let views = [ImageResampler.tensor(from: image, mode: .region(base), size: size),
-                     ImageResampler.tensor(from: image.applying(.upMirrored), mode: .region(mirrored), size: size)]
+        let views = RegionViews.pair(of: image, mirroredImage: image.applying(.upMirrored), region: region ?? .whole,
+                                     size: FoodRecognizer.inputSize)
         return try recognizer.embeddings(of: views).map(\.embedding)
     }
 
@@ -252,5 +249,21 @@ extension MealFood {
             nutrients = Macros(kcal: n.kcal ?? nutrients.kcal, proteinG: n.proteinG ?? nutrients.proteinG,
                                carbsG: n.carbsG ?? nutrients.carbsG, fatG: n.fatG ?? nutrients.fatG, fiberG: n.fiberG ?? nutrients.fiberG)
         }
+    }
+}
+
+/// A region of a photo and the same region of its mirror image, as network inputs: the two views a taught food's
+/// examples are made of (`MealAnalyzer.exampleEmbeddings`) and every training photo starts with (FoodTraining's
+/// `augmentedViews`), so a correction is embedded as the head's training photos were.
+package enum RegionViews {
+    /// `box` in the mirror image's coordinates.
+    package static func mirrored(_ box: NormalizedBox) -> NormalizedBox {
+        NormalizedBox(x: 1 - box.x - box.w, y: box.y, w: box.w, h: box.h)
+    }
+
+    /// `mirroredImage` is `image.applying(.upMirrored)` (passed in: training reuses it for its random crops).
+    package static func pair(of image: RGBImage, mirroredImage: RGBImage, region: NormalizedBox, size: Int) -> [FloatImage] {
+        [ImageResampler.tensor(from: image, mode: .region(region), size: size),
+         ImageResampler.tensor(from: mirroredImage, mode: .region(mirrored(region)), size: size)]
     }
 }

@@ -178,21 +178,18 @@ package final class EmbeddingExtractor: @unchecked Sendable {
                                aspect: ClosedRange<Double>, colorJitter: Bool, size: Int = FoodRecognizer.inputSize,
                                rng: inout SplitMix64) -> [FloatImage] {
         let base = region ?? .whole
-        var out: [FloatImage] = []
         let mirrored = image.applying(.upMirrored)
         func tensor(_ img: RGBImage, _ box: NormalizedBox) -> FloatImage {
             ImageResampler.tensor(from: img, mode: .region(box), size: size)
         }
-        func mirror(_ b: NormalizedBox) -> NormalizedBox { NormalizedBox(x: 1 - b.x - b.w, y: b.y, w: b.w, h: b.h) }
-        out.append(tensor(image, base))
-        if count > 1 { out.append(tensor(mirrored, mirror(base))) }
+        var out = count > 1 ? RegionViews.pair(of: image, mirroredImage: mirrored, region: base, size: size) : [tensor(image, base)]
         while out.count < count {
             let a = Double.random(in: area, using: &rng)
             let r = Double.random(in: aspect, using: &rng)
             let w = min(1, (a * r).squareRoot()), h = min(1, (a / r).squareRoot())
             let x = Double.random(in: 0...(1 - w), using: &rng), y = Double.random(in: 0...(1 - h), using: &rng)
             let crop = NormalizedBox(x: base.x + x * base.w, y: base.y + y * base.h, w: w * base.w, h: h * base.h)
-            var view = Bool.random(using: &rng) ? tensor(mirrored, mirror(crop)) : tensor(image, crop)
+            var view = Bool.random(using: &rng) ? tensor(mirrored, RegionViews.mirrored(crop)) : tensor(image, crop)
             if colorJitter {
                 let brightness = Float.random(in: -0.08...0.08, using: &rng)
                 let gains = (0..<3).map { _ in Float.random(in: 0.9...1.1, using: &rng) }
