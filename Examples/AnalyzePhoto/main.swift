@@ -19,8 +19,8 @@ for path in paths {
     }
     print(path)
     for item in result.foods ?? [] {
-        let kcal = item.nutrition?.kcal.map { String(format: "%.0f kcal", $0) } ?? "no nutrition data"
-        print("  \(item.food.emoji) \(item.food.name)  \(Int(item.food.grams)) g  \(kcal)")
+        let kcal = item.hasNutrition ? String(format: "%.0f kcal", item.nutrients.kcal) : "no nutrition data"
+        print("  \(item.emoji) \(item.name)  \(Int(item.grams)) g  \(kcal)")
     }
     if let totals = result.totals { print(String(format: "  total %.0f kcal", totals.kcal)) }
 }

@@ -49,49 +49,78 @@ public enum MealOutcome: String, Sendable, Codable, Hashable {
     case deleted
 }
 
-/// Energy and macronutrients. Per item these are for the item's grams; per meal they are sums.
+/// Energy, macronutrients, sugars and sodium. Per item these are for the item's grams; per meal they are sums.
+/// Sugars and sodium are nil where the table has no value (a sum is nil only when no food had one).
 public struct Macros: Sendable, Codable, Equatable, Hashable {
     public var kcal: Double
     public var proteinG: Double
     public var carbsG: Double
     public var fatG: Double
     public var fiberG: Double
+    /// Total sugars, grams.
+    public var sugarsG: Double?
+    /// Sodium, milligrams.
+    public var sodiumMg: Double?
 
-    public init(kcal: Double = 0, proteinG: Double = 0, carbsG: Double = 0, fatG: Double = 0, fiberG: Double = 0) {
+    public init(kcal: Double = 0, proteinG: Double = 0, carbsG: Double = 0, fatG: Double = 0, fiberG: Double = 0,
+                sugarsG: Double? = nil, sodiumMg: Double? = nil) {
         self.kcal = kcal; self.proteinG = proteinG; self.carbsG = carbsG; self.fatG = fatG; self.fiberG = fiberG
+        self.sugarsG = sugarsG; self.sodiumMg = sodiumMg
     }
 
     public static let zero = Macros()
 
     public static func + (a: Macros, b: Macros) -> Macros {
-        Macros(kcal: a.kcal + b.kcal, proteinG: a.proteinG + b.proteinG, carbsG: a.carbsG + b.carbsG,
-               fatG: a.fatG + b.fatG, fiberG: a.fiberG + b.fiberG)
+        func add(_ x: Double?, _ y: Double?) -> Double? { x == nil && y == nil ? nil : (x ?? 0) + (y ?? 0) }
+        return Macros(kcal: a.kcal + b.kcal, proteinG: a.proteinG + b.proteinG, carbsG: a.carbsG + b.carbsG,
+                      fatG: a.fatG + b.fatG, fiberG: a.fiberG + b.fiberG, sugarsG: add(a.sugarsG, b.sugarsG),
+                      sodiumMg: add(a.sodiumMg, b.sodiumMg))
     }
 
     /// These values scaled by `factor` (per-100 g values × grams / 100).
     public func scaled(by factor: Double) -> Macros {
         Macros(kcal: kcal * factor, proteinG: proteinG * factor, carbsG: carbsG * factor, fatG: fatG * factor,
-               fiberG: fiberG * factor)
+               fiberG: fiberG * factor, sugarsG: sugarsG.map { $0 * factor }, sodiumMg: sodiumMg.map { $0 * factor })
     }
 
-    /// Rounded for storage and display: kcal to 1, grams to 0.1.
+    /// Rounded for storage and display: kcal and sodium mg to 1, grams to 0.1.
     public var rounded: Macros {
         func r(_ v: Double) -> Double { (v * 10).rounded() / 10 }
-        return Macros(kcal: kcal.rounded(), proteinG: r(proteinG), carbsG: r(carbsG), fatG: r(fatG), fiberG: r(fiberG))
+        return Macros(kcal: kcal.rounded(), proteinG: r(proteinG), carbsG: r(carbsG), fatG: r(fatG), fiberG: r(fiberG),
+                      sugarsG: sugarsG.map(r), sodiumMg: sodiumMg.map { $0.rounded() })
     }
 
     enum CodingKeys: String, CodingKey {
         case kcal
         case proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g", fiberG = "fiber_g"
+        case sugarsG = "sugars_g", sodiumMg = "sodium_mg"
+    }
+
+    /// A value a source leaves out reads as 0 (energy and macros) or unknown (sugars, sodium), as the tables do.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        func v(_ k: CodingKeys) throws -> Double { try c.decodeIfPresent(Double.self, forKey: k) ?? 0 }
+        self.init(kcal: try v(.kcal), proteinG: try v(.proteinG), carbsG: try v(.carbsG), fatG: try v(.fatG), fiberG: try v(.fiberG),
+                  sugarsG: try c.decodeIfPresent(Double.self, forKey: .sugarsG),
+                  sodiumMg: try c.decodeIfPresent(Double.self, forKey: .sodiumMg))
     }
 }
 
-/// One food of a meal record: what was recognised (or typed), how much, and where each number came from.
+/// One food, the same value from the photo to the diary: what was recognised (or typed), where, how much, its names,
+/// and its nutrients with where each number came from. `MealAnalyzer` produces it (the nutrition joined once),
+/// `analyze` prints it, the diary stores it, export, import, the report and the server read it; an edit of the grams
+/// scales `per100g`.
+///
+/// In JSON a food is one flat object: the nutrients (`kcal`, `protein_g`, … `sugars_g`, `sodium_mg`) sit beside the
+/// label and grams when the food has numbers, and are left out when it has none. Files written before 0.6.0 kept a
+/// diary food's numbers under `nutrients`; they still read.
 public struct MealFood: Sendable, Codable, Equatable, Hashable {
     public var label: String
     public var name: String
     public var nameZh: String
     public var emoji: String
+    /// The label's colour for boxes and charts (`#RRGGBB`).
+    public var color: String
     public var confidence: Double
     /// Where in the photo (nil for foods added by hand).
     public var box: NormalizedBox?
@@ -99,36 +128,101 @@ public struct MealFood: Sendable, Codable, Equatable, Hashable {
     public var gramsSource: GramsSource
     /// Who named the food.
     public var source: FoodOrigin
-    /// The nutrition table food the numbers come from (nil when the label maps to none).
+    /// The nutrition table food the numbers come from (nil when the label maps to none), its name and provenance.
     public var foodId: String?
+    public var foodName: String?
     public var provenance: String?
     /// Table values per 100 g, kept so an edit of `grams` recomputes `nutrients` without the table.
     public var per100g: Macros?
-    /// For `grams` (per100g × grams / 100, rounded).
+    /// For `grams`: computed once from the table (kcal to 1, grams to 0.1, sodium to 1 mg); zero when no table food.
     public var nutrients: Macros
-    /// Content hash of the photo the food was seen in (nil for hand-added foods).
+    /// Content hash of the photo the food was seen in (nil for hand-added foods and in `analyze`'s own output).
     public var photoHash: String?
 
-    public init(label: String, name: String, nameZh: String = "", emoji: String = "🍽️", confidence: Double = 1,
-                box: NormalizedBox? = nil, grams: Double, gramsSource: GramsSource, source: FoodOrigin,
-                foodId: String? = nil, provenance: String? = nil, per100g: Macros? = nil, photoHash: String? = nil) {
-        self.label = label; self.name = name; self.nameZh = nameZh; self.emoji = emoji; self.confidence = confidence
-        self.box = box; self.grams = grams; self.gramsSource = gramsSource; self.source = source
-        self.foodId = foodId; self.provenance = provenance; self.per100g = per100g; self.photoHash = photoHash
-        self.nutrients = per100g.map { $0.scaled(by: grams / 100).rounded } ?? .zero
+    public static let defaultColor = "#888888"
+
+    public init(label: String, name: String, nameZh: String = "", emoji: String = "🍽️", color: String = MealFood.defaultColor,
+                confidence: Double = 1, box: NormalizedBox? = nil, grams: Double, gramsSource: GramsSource, source: FoodOrigin,
+                foodId: String? = nil, foodName: String? = nil, provenance: String? = nil, per100g: Macros? = nil,
+                nutrients: Macros? = nil, photoHash: String? = nil) {
+        self.label = label; self.name = name; self.nameZh = nameZh; self.emoji = emoji; self.color = color
+        self.confidence = confidence; self.box = box; self.grams = grams; self.gramsSource = gramsSource; self.source = source
+        self.foodId = foodId; self.foodName = foodName; self.provenance = provenance; self.per100g = per100g
+        self.photoHash = photoHash
+        self.nutrients = nutrients ?? per100g.map { $0.scaled(by: grams / 100).rounded } ?? .zero
     }
 
-    /// Changes the grams (by hand) and recomputes the nutrients from the per-100 g values.
+    /// Whether the food has numbers (a table food, per-100 g values or nutrients given); without, JSON leaves them out.
+    public var hasNutrition: Bool { foodId != nil || per100g != nil || nutrients != .zero }
+
+    /// Changes the grams (by hand) and recomputes the nutrients from the per-100 g values (or, for a food imported
+    /// without them, in proportion).
     public mutating func setGrams(_ newGrams: Double, source: GramsSource = .user) {
+        if let per100g {
+            nutrients = per100g.scaled(by: newGrams / 100).rounded
+        } else if grams > 0 {
+            nutrients = nutrients.scaled(by: newGrams / grams).rounded
+        } else {
+            nutrients = .zero
+        }
         grams = newGrams
         gramsSource = source
-        nutrients = per100g.map { $0.scaled(by: newGrams / 100).rounded } ?? .zero
     }
 
     enum CodingKeys: String, CodingKey {
-        case label, name, emoji, confidence, box, grams, source, provenance, nutrients
-        case nameZh = "name_zh", gramsSource = "grams_source", foodId = "food_id", per100g = "per_100g"
-        case photoHash = "photo_hash"
+        case label, name, emoji, color, confidence, box, grams, source, provenance
+        case nameZh = "name_zh", gramsSource = "grams_source", foodId = "food_id", foodName = "food_name"
+        case per100g = "per_100g", photoHash = "photo_hash"
+        /// Before 0.6.0 a diary food's numbers were nested under this key.
+        case legacyNutrients = "nutrients"
+        case kcal
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        label = try c.decode(String.self, forKey: .label)
+        name = try c.decode(String.self, forKey: .name)
+        nameZh = try c.decodeIfPresent(String.self, forKey: .nameZh) ?? ""
+        emoji = try c.decodeIfPresent(String.self, forKey: .emoji) ?? "🍽️"
+        color = try c.decodeIfPresent(String.self, forKey: .color) ?? Self.defaultColor
+        confidence = try c.decodeIfPresent(Double.self, forKey: .confidence) ?? 1
+        box = try c.decodeIfPresent(NormalizedBox.self, forKey: .box)
+        grams = try c.decode(Double.self, forKey: .grams)
+        gramsSource = try c.decode(GramsSource.self, forKey: .gramsSource)
+        source = try c.decode(FoodOrigin.self, forKey: .source)
+        foodId = try c.decodeIfPresent(String.self, forKey: .foodId)
+        foodName = try c.decodeIfPresent(String.self, forKey: .foodName)
+        provenance = try c.decodeIfPresent(String.self, forKey: .provenance)
+        per100g = try c.decodeIfPresent(Macros.self, forKey: .per100g)
+        photoHash = try c.decodeIfPresent(String.self, forKey: .photoHash)
+        if let nested = try c.decodeIfPresent(Macros.self, forKey: .legacyNutrients) {
+            nutrients = nested
+        } else if c.contains(.kcal) {
+            nutrients = try Macros(from: decoder)
+        } else {
+            let g = grams
+            nutrients = per100g.map { $0.scaled(by: g / 100).rounded } ?? .zero
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(label, forKey: .label)
+        try c.encode(name, forKey: .name)
+        try c.encode(nameZh, forKey: .nameZh)
+        try c.encode(emoji, forKey: .emoji)
+        try c.encode(color, forKey: .color)
+        try c.encode(confidence, forKey: .confidence)
+        try c.encodeIfPresent(box, forKey: .box)
+        try c.encode(grams, forKey: .grams)
+        try c.encode(gramsSource, forKey: .gramsSource)
+        try c.encode(source, forKey: .source)
+        try c.encodeIfPresent(foodId, forKey: .foodId)
+        try c.encodeIfPresent(foodName, forKey: .foodName)
+        try c.encodeIfPresent(provenance, forKey: .provenance)
+        try c.encodeIfPresent(per100g, forKey: .per100g)
+        try c.encodeIfPresent(photoHash, forKey: .photoHash)
+        if hasNutrition { try nutrients.encode(to: encoder) }
     }
 }
 

@@ -9,9 +9,13 @@ import FoodVision
 /// uses: BF16 and INT8 move confidences and box edges by a hundredth), the user's learned foods, the nutrition tables
 /// (size and time) and the decode options. A result made under another key is analysed again.
 public enum BatchSettings {
+    /// What a stored result holds; raised when a result gains fields, so a resumed run never hands back a result
+    /// without them (2: sugars and sodium per food, 0.6.0).
+    static let resultFormat = 2
+
     public static func key(modelsDirectory: String, nutritionDirectory: String, userDataDirectory: String,
                            decodeSize: Int, acceptDamaged: Bool) -> String {
-        var material = "foodmoment-batch-1;decode=\(decodeSize);damaged=\(acceptDamaged);precision=\(InferencePrecision.automatic.rawValue)"
+        var material = "foodmoment-batch-\(resultFormat);decode=\(decodeSize);damaged=\(acceptDamaged);precision=\(InferencePrecision.automatic.rawValue)"
         // Every file of the food head folder (head, calibration, cell detector, plate head, coin head, …): a result
         // made before any of them changed is analysed again.
         let headFiles = ((try? FileManager.default.contentsOfDirectory(atPath: modelsDirectory + "/food-head")) ?? [])

@@ -25,26 +25,19 @@ public enum ManualFood {
         guard !name.isEmpty else { throw .emptyName }
         if let grams, !(grams.isFinite && grams >= 0 && grams <= 20_000) { throw .badGrams(name) }
         let key = name.lowercased().replacingOccurrences(of: " ", with: "_")
-        if let label = db.labels[key], let food = db.food(forLabel: key) {
-            return MealFood(label: label.label, name: label.name, nameZh: label.nameZh, emoji: label.emoji, confidence: 1,
-                            grams: grams ?? label.portionGrams, gramsSource: grams == nil ? .defaultPortion : .user,
-                            source: .user, foodId: food.id, provenance: food.provenance, per100g: macros(food))
+        let label: FoodLabel?, food: Food
+        if let l = db.labels[key], let f = db.food(forLabel: key) {
+            (label, food) = (l, f)
+        } else {
+            guard let hit = db.search(name, limit: 1).first else { throw .notFound(name) }
+            // A hit that is a recognition label's food reads as that label (its name, emoji and portion).
+            (label, food) = (db.labels.values.sorted(by: { $0.label < $1.label }).first(where: { $0.food == hit.food.id }), hit.food)
         }
-        guard let hit = db.search(name, limit: 1).first else { throw .notFound(name) }
-        // A hit that is a recognition label's food reads as that label (its name, emoji and portion).
-        if let label = db.labels.values.sorted(by: { $0.label < $1.label }).first(where: { $0.food == hit.food.id }) {
-            return MealFood(label: label.label, name: label.name, nameZh: label.nameZh, emoji: label.emoji, confidence: 1,
-                            grams: grams ?? label.portionGrams, gramsSource: grams == nil ? .defaultPortion : .user,
-                            source: .user, foodId: hit.food.id, provenance: hit.food.provenance, per100g: macros(hit.food))
-        }
-        return MealFood(label: key, name: hit.food.name, confidence: 1, grams: grams ?? 100,
-                        gramsSource: grams == nil ? .defaultPortion : .user, source: .user, foodId: hit.food.id,
-                        provenance: hit.food.provenance, per100g: macros(hit.food))
-    }
-
-    /// Per-100 g macros, rounded to 0.001 like the database's own JSON (the tables hold Float values).
-    public static func macros(_ f: Food) -> Macros {
-        func v(_ n: Nutrient) -> Double { ((f.per100g[n] ?? 0) * 1000).rounded() / 1000 }
-        return Macros(kcal: v(.energyKcal), proteinG: v(.protein), carbsG: v(.carbohydrate), fatG: v(.fat), fiberG: v(.fiber))
+        var item = MealFood(label: label?.label ?? key, name: label?.name ?? food.name, nameZh: label?.nameZh ?? "",
+                            emoji: label?.emoji ?? "🍽️", color: label?.color ?? MealFood.defaultColor, confidence: 1,
+                            grams: grams ?? label?.portionGrams ?? 100, gramsSource: grams == nil ? .defaultPortion : .user,
+                            source: .user)
+        item.joinNutrition(food)
+        return item
     }
 }

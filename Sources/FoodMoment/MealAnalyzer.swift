@@ -26,80 +26,6 @@ public struct LabelDisplay: Sendable, Codable, Equatable {
     }
 }
 
-/// One food of a photo as a person sees it: what stage 1 (or the LLM) found, with the label's names, emoji and colour.
-public struct DetectedFood: Sendable, Codable, Equatable {
-    public var label: String
-    public var name: String
-    public var nameZh: String
-    public var emoji: String
-    public var color: String
-    public var confidence: Double
-    public var box: NormalizedBox
-    public var grams: Double
-    public var gramsSource: GramsSource
-    public var source: FoodOrigin
-
-    public init(label: String, name: String, nameZh: String, emoji: String, color: String, confidence: Double,
-                box: NormalizedBox, grams: Double, gramsSource: GramsSource, source: FoodOrigin) {
-        self.label = label; self.name = name; self.nameZh = nameZh; self.emoji = emoji; self.color = color
-        self.confidence = confidence; self.box = box; self.grams = grams; self.gramsSource = gramsSource; self.source = source
-    }
-
-    /// A recognised food with its label's display data.
-    public init(_ food: RecognizedFood, display d: LabelDisplay) {
-        self.init(label: food.label, name: d.name, nameZh: d.nameZh, emoji: d.emoji, color: d.color, confidence: food.confidence,
-                  box: food.box, grams: food.grams, gramsSource: food.gramsSource, source: food.source)
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case label, name, emoji, color, confidence, box, grams, source
-        case nameZh = "name_zh", gramsSource = "grams_source"
-    }
-}
-
-/// Nutrition for one detected food: per-100 g table values × grams, with provenance.
-public struct FoodNutrition: Sendable, Codable, Equatable {
-    public var foodId: String
-    public var foodName: String
-    /// e.g. "USDA SR Legacy (2018-04), FDC id 173944".
-    public var provenance: String
-    public var kcal: Double?
-    public var proteinG: Double?
-    public var carbsG: Double?
-    public var fatG: Double?
-    public var fiberG: Double?
-    /// The table's values per 100 g (what the numbers above are scaled from).
-    public var per100g: Macros?
-
-    enum CodingKeys: String, CodingKey {
-        case kcal, provenance
-        case per100g = "per_100g"
-        case foodId = "food_id", foodName = "food_name"
-        case proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g", fiberG = "fiber_g"
-    }
-}
-
-/// A detected food with its nutrition (when the label maps to a table food).
-public struct AnalyzedFood: Sendable, Codable, Equatable {
-    public var food: DetectedFood
-    public var nutrition: FoodNutrition?
-
-    public func encode(to encoder: any Encoder) throws {
-        try food.encode(to: encoder)
-        if let nutrition { try nutrition.encode(to: encoder) }
-    }
-
-    public init(food: DetectedFood, nutrition: FoodNutrition?) {
-        self.food = food
-        self.nutrition = nutrition
-    }
-
-    public init(from decoder: any Decoder) throws {
-        food = try DetectedFood(from: decoder)
-        nutrition = try? FoodNutrition(from: decoder)
-    }
-}
-
 /// Decode → recognise → nutrition for one photo: the pipeline a library user calls.
 public final class MealAnalyzer: @unchecked Sendable {
     public let decoder: PhotoDecoder
@@ -180,13 +106,14 @@ public final class MealAnalyzer: @unchecked Sendable {
                 let recognition = try recognizer.recognize(decoded.image, personal: personal ?? taughtFoods)
                 // The one nutrition join: names, emoji and colour, then nutrients for the grams stage 1 estimated.
                 let foods = recognition.foods.map { found in
-                    let food = DetectedFood(found, display: display(found.label))
-                    return AnalyzedFood(food: food, nutrition: nutritionFor(food))
+                    var food = MealFood(found, display: display(found.label))
+                    food.joinNutrition(nutrition?.food(forLabel: found.label))
+                    return food
                 }
                 var result = PhotoResult(file: path, decode: summary)
                 result.photoHash = file.sha256
                 result.foods = foods
-                if foods.contains(where: { $0.nutrition != nil }) { result.totals = Macros(totalOf: foods) }
+                if foods.contains(where: \.hasNutrition) { result.totals = Macros(totalOf: foods) }
                 result.unknown = recognition.unknown
                 result.top = recognition.top
                 result.reference = recognition.reference
@@ -217,38 +144,14 @@ public final class MealAnalyzer: @unchecked Sendable {
         return try recognizer.embeddings(of: views).map(\.embedding)
     }
 
-    func nutritionFor(_ f: DetectedFood) -> FoodNutrition? {
-        guard let db = nutrition, let food = db.food(forLabel: f.label),
-              let facts = try? db.nutrients(for: food, grams: f.grams) else { return nil }
-        func r(_ v: Double?, _ places: Double = 10) -> Double? { v.map { ($0 * places).rounded() / places } }
-        let n = facts.nutrients
-        var result = FoodNutrition(foodId: food.id, foodName: food.name, provenance: food.provenance,
-                                   kcal: r(n[.energyKcal], 1), proteinG: r(n[.protein]), carbsG: r(n[.carbohydrate]),
-                                   fatG: r(n[.fat]), fiberG: r(n[.fiber]))
-        if let per100 = try? db.nutrients(for: food, grams: 100).nutrients {
-            // The tables give two decimals at most; rounding keeps the Float→Double noise (27.989999771118164) out of
-            // JSON, CSV and the diary.
-            func t(_ n: Nutrient) -> Double { r(per100[n], 100) ?? 0 }
-            result.per100g = Macros(kcal: t(.energyKcal), proteinG: t(.protein), carbsG: t(.carbohydrate), fatG: t(.fat),
-                                    fiberG: t(.fiber))
-        }
-        return result
-    }
 }
 
 extension MealFood {
-    /// A photo's food as a diary entry, with the nutrients the analysis printed: computed once, by the nutrition join,
-    /// so the diary, the export and the server hold the kcal `analyze` showed (scaling the rounded per-100 g values
-    /// again gave 1 kcal more or less for 3 of 787 dev foods). An edit of the grams later scales `per100g`.
-    public init(_ f: AnalyzedFood, photoHash: String?) {
-        self.init(label: f.food.label, name: f.food.name, nameZh: f.food.nameZh, emoji: f.food.emoji,
-                  confidence: f.food.confidence, box: f.food.box, grams: f.food.grams, gramsSource: f.food.gramsSource,
-                  source: f.food.source, foodId: f.nutrition?.foodId, provenance: f.nutrition?.provenance,
-                  per100g: f.nutrition?.per100g, photoHash: photoHash)
-        if let n = f.nutrition {
-            nutrients = Macros(kcal: n.kcal ?? nutrients.kcal, proteinG: n.proteinG ?? nutrients.proteinG,
-                               carbsG: n.carbsG ?? nutrients.carbsG, fatG: n.fatG ?? nutrients.fatG, fiberG: n.fiberG ?? nutrients.fiberG)
-        }
+    /// A photo's food as a diary entry: the same value `analyze` printed, with the photo it was seen in.
+    public func logged(photoHash: String?) -> MealFood {
+        var f = self
+        f.photoHash = photoHash
+        return f
     }
 }
 

@@ -97,7 +97,7 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     public var decode: DecodeSummary?
     public var error: PhotoError?
     /// Stage 1 (+ nutrition): the foods found, best first. nil when recognition did not run.
-    public var foods: [AnalyzedFood]?
+    public var foods: [MealFood]?
     /// True when the photo was judged not to show a known food.
     public var unknown: Bool?
     /// The food head's best labels for the whole photo.
@@ -231,12 +231,3 @@ extension Double {
     }
 }
 
-extension Macros {
-    /// The sums over the foods that have nutrition, each rounded to 0.1 (a photo's `totals`).
-    public init(totalOf foods: [AnalyzedFood]) {
-        func sum(_ key: KeyPath<FoodNutrition, Double?>) -> Double {
-            (foods.compactMap { $0.nutrition?[keyPath: key] }.reduce(0, +) * 10).rounded() / 10
-        }
-        self.init(kcal: sum(\.kcal), proteinG: sum(\.proteinG), carbsG: sum(\.carbsG), fatG: sum(\.fatG), fiberG: sum(\.fiberG))
-    }
-}

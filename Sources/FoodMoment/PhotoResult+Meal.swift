@@ -19,8 +19,8 @@ extension PhotoResult {
                                   analysis: "On-device recognition: not a food we know (\(guess)); add its foods with `foodmoment meal edit`",
                                   utcOffsetSeconds: time.utcOffsetSeconds, title: "Unrecognised photo")
         }
-        let items = foods.map { MealFood($0, photoHash: hash) }
-        let summary = foods.map { String(format: "%@ %.2f", $0.food.label, $0.food.confidence) }.joined(separator: ", ")
+        let items = foods.map { $0.logged(photoHash: hash) }
+        let summary = foods.map { String(format: "%@ %.2f", $0.label, $0.confidence) }.joined(separator: ", ")
         return PhotoMeal(photo: photo,
                               foods: items, analysis: "On-device recognition: \(summary)", utcOffsetSeconds: time.utcOffsetSeconds)
     }

@@ -45,10 +45,10 @@ public struct PhotoAnnotator: Sendable {
     }
 
     /// The annotations for a result's foods (kcal from their nutrition when known).
-    public static func annotations(for foods: [AnalyzedFood]) -> [Annotation] {
+    public static func annotations(for foods: [MealFood]) -> [Annotation] {
         foods.map { f in
-            Annotation(box: f.food.box, color: (try? RGBColor(hex: f.food.color)) ?? .neutral, emoji: f.food.emoji,
-                       name: f.food.name, nameZh: f.food.nameZh, grams: f.food.grams, kcal: f.nutrition?.kcal)
+            Annotation(box: f.box ?? .whole, color: (try? RGBColor(hex: f.color)) ?? .neutral, emoji: f.emoji,
+                       name: f.name, nameZh: f.nameZh, grams: f.grams, kcal: f.hasNutrition ? f.nutrients.kcal : nil)
         }
     }
 

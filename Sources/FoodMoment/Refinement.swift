@@ -129,9 +129,9 @@ public final class PhotoRefiner: Sendable {
             info.dropped = merged.dropped.isEmpty ? nil : merged.dropped
             result.foods = merged.foods
             result.unknown = merged.foods.isEmpty
-            result.totals = merged.foods.contains(where: { $0.nutrition != nil }) ? Macros(totalOf: merged.foods) : nil
+            result.totals = merged.foods.contains(where: \.hasNutrition) ? Macros(totalOf: merged.foods) : nil
             if let db = nutrition {
-                let items = merged.foods.compactMap { f in f.nutrition.flatMap { db.food(id: $0.foodId) }.map { (food: $0, grams: f.food.grams) } }
+                let items = merged.foods.compactMap { f in f.foodId.flatMap { db.food(id: $0) }.map { (food: $0, grams: f.grams) } }
                 let flags = Plausibility.check(items)
                 result.flags = flags.isEmpty ? nil : flags
             }
@@ -156,7 +156,7 @@ public final class PhotoRefiner: Sendable {
         let image = decoded.image.downscaled(maxSide: maxSide)
         let jpeg = try ImageEncoder.jpeg(image, quality: 85)
         let candidates = (result.foods ?? []).map {
-            LLMCandidate(name: $0.food.name, nameZh: $0.food.nameZh, confidence: $0.food.confidence, box: $0.food.box, grams: $0.food.grams)
+            LLMCandidate(name: $0.name, nameZh: $0.nameZh, confidence: $0.confidence, box: $0.box ?? .whole, grams: $0.grams)
         }
         return LLMInput(jpeg: jpeg, width: image.width, height: image.height, candidates: candidates)
     }
@@ -164,7 +164,7 @@ public final class PhotoRefiner: Sendable {
     // MARK: - Merge
 
     public struct Merged: Sendable, Equatable {
-        public var foods: [AnalyzedFood]
+        public var foods: [MealFood]
         public var disagreements: [RefinementInfo.Disagreement]
         public var dropped: [RefinementInfo.FoodSummary]
     }
@@ -173,12 +173,12 @@ public final class PhotoRefiner: Sendable {
     /// 1, plus the IoU; a pair needs a name match or IoU ≥ 0.3). A pair keeps stage 1's identity when the names
     /// agree (or the food was taught by the user) and takes the model's grams; otherwise the model's name wins
     /// (`source: llm`). Unpaired model foods are added; unpaired stage-1 foods are dropped (and listed).
-    public static func merge(stage1: [AnalyzedFood], answer: [LLMFood], nutrition: NutritionDatabase?) -> Merged {
+    public static func merge(stage1: [MealFood], answer: [LLMFood], nutrition: NutritionDatabase?) -> Merged {
         var pairs: [(score: Double, s: Int, l: Int, names: Bool)] = []
         for (i, s) in stage1.enumerated() {
             for (j, l) in answer.enumerated() {
-                let names = namesMatch(s.food, l)
-                let iou = s.food.box.iou(l.box)
+                let names = namesMatch(s, l)
+                let iou = (s.box ?? .whole).iou(l.box)
                 if names || iou >= 0.3 { pairs.append(((names ? 1 : 0) + iou, i, j, names)) }
             }
         }
@@ -188,39 +188,38 @@ public final class PhotoRefiner: Sendable {
         for p in pairs where !usedS.contains(p.s) && !usedL.contains(p.l) {
             usedS.insert(p.s); usedL.insert(p.l); matched[p.s] = (p.l, p.names)
         }
-        var foods: [AnalyzedFood] = []
+        var foods: [MealFood] = []
         var disagreements: [RefinementInfo.Disagreement] = []
         var dropped: [RefinementInfo.FoodSummary] = []
         for (i, s) in stage1.enumerated() {
-            guard let (j, names) = matched[i] else { dropped.append(summary(s.food)); continue }
+            guard let (j, names) = matched[i] else { dropped.append(summary(s)); continue }
             let l = answer[j]
-            if names || s.food.source == .learned || s.food.source == .user {
-                var f = s.food
+            if names || s.source == .learned || s.source == .user {
+                var f = s
                 f.grams = (l.grams * 10).rounded() / 10
                 f.gramsSource = .llm
-                if s.food.source == .user && s.food.gramsSource == .user { f.grams = s.food.grams; f.gramsSource = .user }
-                foods.append(AnalyzedFood(food: f, nutrition: nutritionFor(f, label: f.label, db: nutrition, fallbackName: l.name)))
+                if s.source == .user && s.gramsSource == .user { f.grams = s.grams; f.gramsSource = .user }
+                f.joinNutrition(nutrition.flatMap { tableFood(label: f.label, fallbackName: l.name, db: $0) })
+                foods.append(f)
             } else {
-                let f = detected(l, nutrition: nutrition)
-                foods.append(AnalyzedFood(food: f.food, nutrition: f.nutrition))
-                if s.food.confidence >= 0.5 {
-                    disagreements.append(.init(what: "model says \(s.food.name), llm says \(l.name)", model: summary(s.food), llm: summary(l)))
+                foods.append(detected(l, nutrition: nutrition))
+                if s.confidence >= 0.5 {
+                    disagreements.append(.init(what: "model says \(s.name), llm says \(l.name)", model: summary(s), llm: summary(l)))
                 }
             }
-            let ratio = max(l.grams, s.food.grams) / max(1, min(l.grams, s.food.grams))
+            let ratio = max(l.grams, s.grams) / max(1, min(l.grams, s.grams))
             if ratio > 2 {
-                disagreements.append(.init(what: "\(s.food.name): \(Int(s.food.grams.rounded())) g vs \(Int(l.grams.rounded())) g", model: summary(s.food), llm: summary(l)))
+                disagreements.append(.init(what: "\(s.name): \(Int(s.grams.rounded())) g vs \(Int(l.grams.rounded())) g", model: summary(s), llm: summary(l)))
             }
         }
         for (j, l) in answer.enumerated() where !usedL.contains(j) {
-            let f = detected(l, nutrition: nutrition)
-            foods.append(AnalyzedFood(food: f.food, nutrition: f.nutrition))
+            foods.append(detected(l, nutrition: nutrition))
         }
         return Merged(foods: foods, disagreements: disagreements, dropped: dropped)
     }
 
-    static func summary(_ f: DetectedFood) -> RefinementInfo.FoodSummary {
-        .init(name: f.name, grams: f.grams, confidence: f.confidence, box: f.box)
+    static func summary(_ f: MealFood) -> RefinementInfo.FoodSummary {
+        .init(name: f.name, grams: f.grams, confidence: f.confidence, box: f.box ?? .whole)
     }
 
     static func summary(_ l: LLMFood) -> RefinementInfo.FoodSummary {
@@ -234,7 +233,7 @@ public final class PhotoRefiner: Sendable {
         return t
     }
 
-    static func namesMatch(_ s: DetectedFood, _ l: LLMFood) -> Bool {
+    static func namesMatch(_ s: MealFood, _ l: LLMFood) -> Bool {
         let ours = [s.name, s.label.replacingOccurrences(of: "_", with: " "), s.nameZh].map(fold).filter { !$0.isEmpty }
         let theirs = [l.name, l.nameZh].map(fold).filter { !$0.isEmpty }
         for a in ours {
@@ -248,7 +247,7 @@ public final class PhotoRefiner: Sendable {
 
     /// A model-named food: its table food by search (English name, then Chinese; fuzzy matches refused), the
     /// label display when the food is a label's.
-    static func detected(_ l: LLMFood, nutrition db: NutritionDatabase?) -> (food: DetectedFood, nutrition: FoodNutrition?) {
+    static func detected(_ l: LLMFood, nutrition db: NutritionDatabase?) -> MealFood {
         var label = l.name.lowercased().replacingOccurrences(of: " ", with: "_")
         var display = LabelDisplay.fallback(label)
         var table: Food?
@@ -259,16 +258,16 @@ public final class PhotoRefiner: Sendable {
                 display = LabelDisplay(name: fl.name, nameZh: fl.nameZh, emoji: fl.emoji, color: fl.color, portionGrams: fl.portionGrams, portion: fl.portion)
             }
         }
-        let food = DetectedFood(label: label, name: l.name, nameZh: l.nameZh.isEmpty ? display.nameZh : l.nameZh, emoji: display.emoji,
-                                color: display.color, confidence: (l.confidence * 1000).rounded() / 1000, box: l.box,
-                                grams: (l.grams * 10).rounded() / 10, gramsSource: .llm, source: .llm)
-        return (food, table.flatMap { facts(for: $0, grams: food.grams, db: db) })
+        var food = MealFood(label: label, name: l.name, nameZh: l.nameZh.isEmpty ? display.nameZh : l.nameZh, emoji: display.emoji,
+                            color: display.color, confidence: (l.confidence * 1000).rounded() / 1000, box: l.box,
+                            grams: (l.grams * 10).rounded() / 10, gramsSource: .llm, source: .llm)
+        food.joinNutrition(table)
+        return food
     }
 
-    static func nutritionFor(_ f: DetectedFood, label: String, db: NutritionDatabase?, fallbackName: String) -> FoodNutrition? {
-        guard let db else { return nil }
-        if let food = db.food(forLabel: label) { return facts(for: food, grams: f.grams, db: db) }
-        return tableFood(name: fallbackName, nameZh: "", db: db).flatMap { facts(for: $0, grams: f.grams, db: db) }
+    /// A kept food's table food: its label's, else the model's name searched.
+    static func tableFood(label: String, fallbackName: String, db: NutritionDatabase) -> Food? {
+        db.food(forLabel: label) ?? tableFood(name: fallbackName, nameZh: "", db: db)
     }
 
     /// The table food for a model-given name: the first search hit that is a label, an exact or prefix match, or a
@@ -285,14 +284,5 @@ public final class PhotoRefiner: Sendable {
             if let hit { return hit.food }
         }
         return nil
-    }
-
-    static func facts(for food: Food, grams: Double, db: NutritionDatabase?) -> FoodNutrition? {
-        guard let db, let facts = try? db.nutrients(for: food, grams: grams) else { return nil }
-        func r(_ v: Double?, _ places: Double = 10) -> Double? { v.map { ($0 * places).rounded() / places } }
-        let n = facts.nutrients
-        return FoodNutrition(foodId: food.id, foodName: food.name, provenance: food.provenance,
-                             kcal: r(n[.energyKcal], 1), proteinG: r(n[.protein]), carbsG: r(n[.carbohydrate]),
-                             fatG: r(n[.fat]), fiberG: r(n[.fiber]))
     }
 }

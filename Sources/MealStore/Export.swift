@@ -177,7 +177,7 @@ public enum DiaryCSV {
     public static let columns = [
         "meal_id", "meal_type", "meal_time", "local_date", "local_time", "meal_title", "meal_tags", "meal_kcal",
         "food_number", "label", "name", "name_zh", "emoji", "confidence", "grams", "grams_source", "source", "food_id",
-        "kcal", "protein_g", "carbs_g", "fat_g", "fiber_g", "photo_hash", "photo_path",
+        "kcal", "protein_g", "carbs_g", "fat_g", "fiber_g", "sugars_g", "sodium_mg", "photo_hash", "photo_path",
     ]
 
     public static func render(_ meals: [MealRecord], timeZone: TimeZone) -> String {
@@ -199,7 +199,8 @@ public enum DiaryCSV {
                 out += line(head + [
                     String(i + 1), f.label, f.name, f.nameZh, f.emoji, number(f.confidence), number(f.grams), f.gramsSource.rawValue,
                     f.source.rawValue, f.foodId ?? "", number(f.nutrients.kcal), number(f.nutrients.proteinG),
-                    number(f.nutrients.carbsG), number(f.nutrients.fatG), number(f.nutrients.fiberG), f.photoHash ?? "",
+                    number(f.nutrients.carbsG), number(f.nutrients.fatG), number(f.nutrients.fiberG),
+                    f.nutrients.sugarsG.map(number) ?? "", f.nutrients.sodiumMg.map(number) ?? "", f.photoHash ?? "",
                     f.photoHash.flatMap { paths[$0] } ?? "",
                 ])
             }

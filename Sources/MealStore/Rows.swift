@@ -48,8 +48,9 @@ enum Rows {
             INSERT INTO foods (meal_id, position, label, name, name_zh, emoji, confidence, box_x, box_y, box_w, box_h,
               grams, grams_source, source, food_id, provenance,
               per100_kcal, per100_protein_g, per100_carbs_g, per100_fat_g, per100_fiber_g,
-              kcal, protein_g, carbs_g, fat_g, fiber_g, photo_hash)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+              kcal, protein_g, carbs_g, fat_g, fiber_g, photo_hash,
+              color, food_name, per100_sugars_g, per100_sodium_mg, sugars_g, sodium_mg)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         for (i, f) in rec.foods.enumerated() {
             let values: [(any DatabaseValueConvertible)?] = [
@@ -58,6 +59,7 @@ enum Rows {
                 f.per100g?.kcal, f.per100g?.proteinG, f.per100g?.carbsG, f.per100g?.fatG, f.per100g?.fiberG,
                 f.nutrients.kcal, f.nutrients.proteinG, f.nutrients.carbsG, f.nutrients.fatG, f.nutrients.fiberG,
                 f.photoHash,
+                f.color, f.foodName, f.per100g?.sugarsG, f.per100g?.sodiumMg, f.nutrients.sugarsG, f.nutrients.sodiumMg,
             ]
             try insertFood.execute(arguments: StatementArguments(values))
         }
@@ -135,15 +137,17 @@ enum Rows {
         var per100: Macros?
         if let k: Double = row["per100_kcal"] {
             per100 = Macros(kcal: k, proteinG: row["per100_protein_g"] ?? 0, carbsG: row["per100_carbs_g"] ?? 0,
-                            fatG: row["per100_fat_g"] ?? 0, fiberG: row["per100_fiber_g"] ?? 0)
+                            fatG: row["per100_fat_g"] ?? 0, fiberG: row["per100_fiber_g"] ?? 0,
+                            sugarsG: row["per100_sugars_g"], sodiumMg: row["per100_sodium_mg"])
         }
         var f = MealFood(label: row["label"], name: row["name"], nameZh: row["name_zh"], emoji: row["emoji"],
-                         confidence: row["confidence"], box: box, grams: row["grams"], gramsSource: gramsSourceColumn(row["grams_source"]),
-                         source: foodSourceColumn(row["source"]), foodId: row["food_id"], provenance: row["provenance"], per100g: per100,
+                         color: row["color"] ?? MealFood.defaultColor, confidence: row["confidence"], box: box, grams: row["grams"], gramsSource: gramsSourceColumn(row["grams_source"]),
+                         source: foodSourceColumn(row["source"]), foodId: row["food_id"], foodName: row["food_name"],
+                         provenance: row["provenance"], per100g: per100,
                          photoHash: row["photo_hash"])
         // Stored nutrients are the truth (an import may carry values without per-100 g numbers).
         f.nutrients = Macros(kcal: row["kcal"], proteinG: row["protein_g"], carbsG: row["carbs_g"], fatG: row["fat_g"],
-                             fiberG: row["fiber_g"])
+                             fiberG: row["fiber_g"], sugarsG: row["sugars_g"], sodiumMg: row["sodium_mg"])
         return f
     }
 

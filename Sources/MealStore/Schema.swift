@@ -145,6 +145,17 @@ enum Schema {
             try db.execute(sql: "INSERT INTO changes (kind, entity_id, op, changed_ms) SELECT 'goals', 'goals', 'upsert', updated_ms FROM goals")
             try createChangeTriggers(db, goals: true)
         }
+        m.registerMigration("v5: one food value (colour, table name, sugars, sodium)") { db in
+            // Rows from before keep NULL: no colour (the default grey), no sugars or sodium known.
+            try db.execute(sql: """
+                ALTER TABLE foods ADD COLUMN color TEXT;
+                ALTER TABLE foods ADD COLUMN food_name TEXT;
+                ALTER TABLE foods ADD COLUMN per100_sugars_g REAL;
+                ALTER TABLE foods ADD COLUMN per100_sodium_mg REAL;
+                ALTER TABLE foods ADD COLUMN sugars_g REAL;
+                ALTER TABLE foods ADD COLUMN sodium_mg REAL;
+                """)
+        }
         return m
     }
 

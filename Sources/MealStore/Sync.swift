@@ -130,7 +130,7 @@ extension DiaryRules {
             }
             for f in m.foods {
                 let n = f.nutrients
-                guard [n.kcal, n.proteinG, n.carbsG, n.fatG, n.fiberG].allSatisfy({ $0.isFinite && $0 >= 0 && $0 < 1e6 }),
+                guard ([n.kcal, n.proteinG, n.carbsG, n.fatG, n.fiberG] + [n.sugarsG, n.sodiumMg].compactMap { $0 }).allSatisfy({ $0.isFinite && $0 >= 0 && $0 < 1e6 }),
                       f.confidence.isFinite, f.grams < 1e6 else {
                     throw bad("nutrients of \(f.name)", "\(n.kcal) kcal", "finite numbers ≥ 0")
                 }

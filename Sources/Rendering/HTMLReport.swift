@@ -274,7 +274,8 @@ public enum HTMLReport {
         h.text("\(number(meal.foods.reduce(0) { $0 + $1.grams })) g")
         h.raw("</td><td class=\"num total-kcal\" data-kcal=\"\(number(t.kcal))\">"); h.text("\(number(t.kcal)) kcal")
         h.raw("</td></tr></tfoot>\n</table>\n<p class=\"macros-line\">")
-        h.text("Protein \(number(t.proteinG, places: 1)) g · Carbs \(number(t.carbsG, places: 1)) g · Fat \(number(t.fatG, places: 1)) g · Fibre \(number(t.fiberG, places: 1)) g")
+        h.text("Protein \(number(t.proteinG, places: 1)) g · Carbs \(number(t.carbsG, places: 1)) g · Fat \(number(t.fatG, places: 1)) g · Fibre \(number(t.fiberG, places: 1)) g"
+               + (t.sugarsG.map { " · Sugars \(number($0, places: 1)) g" } ?? "") + (t.sodiumMg.map { " · Sodium \(number($0)) mg" } ?? ""))
         h.raw("</p>\n")
         if let analysis = meal.analysis, !analysis.isEmpty {
             h.raw("<p class=\"analysis\">"); h.text(analysis); h.raw("</p>\n")

@@ -193,6 +193,13 @@ enum StatsText {
                 + Output.padLeft(f(c.averagePerLoggedDay[keyPath: kp]), 17) + Output.padLeft(f(c.averagePerDay[keyPath: kp]), 10)
                 + Output.padLeft(ch, 14) + "\n"
         }
+        // Sugars and sodium: sums of the foods whose table reports them (no row when none does).
+        for (name, kp, whole) in [("sugars g", \Macros.sugarsG, false), ("sodium mg", \Macros.sodiumMg, true)] {
+            guard let total = c.totals[keyPath: kp] else { continue }
+            func f(_ v: Double?) -> String { v.map { whole || $0 >= 1000 ? Bars.int($0) : String(format: "%.1f", $0) } ?? "–" }
+            out += "  " + Output.pad(name, 11) + Output.padLeft(f(total), 9)
+                + Output.padLeft(f(c.averagePerLoggedDay[keyPath: kp]), 17) + Output.padLeft(f(c.averagePerDay[keyPath: kp]), 10) + "\n"
+        }
         out += "  \(c.meals) meal\(c.meals == 1 ? "" : "s") · \(c.daysWithData) of \(c.days) day\(c.days == 1 ? "" : "s") with data\n\n"
         if let split = r.macroSplit {
             let width = 40

@@ -329,17 +329,21 @@ enum MealText {
         out += "  when    \(Bars.typeName(m.type)) · \(LocalDates.long(day)) \(LocalDates.hhmm(m.time))"
         out += m.photos.isEmpty ? " · typed by hand\n" : " · \(m.photos.count) photo\(m.photos.count == 1 ? "" : "s")\n"
         if !m.tags.isEmpty { out += "  tags    \(m.tags.joined(separator: ", "))\n" }
-        out += "\n   #  food                          grams    kcal  protein   carbs     fat   fiber\n"
+        out += "\n   #  food                          grams    kcal  protein   carbs     fat   fiber  sugars  sodium\n"
+        func extra(_ n: Macros) -> String {
+            Output.padLeft(n.sugarsG.map { String(format: "%.1f", $0) } ?? "—", 8)
+                + Output.padLeft(n.sodiumMg.map { "\(Bars.int($0)) mg" } ?? "—", 9)
+        }
         for (i, f) in m.foods.enumerated() {
             let n = f.nutrients
             out += Output.padLeft(String(i + 1), 4) + "  " + Output.pad(f.emoji + " " + (f.name.count > 24 ? f.name.prefix(23) + "…" : f.name), 27)
                 + Output.padLeft(Bars.g(f.grams.rounded()) + " g", 8) + Output.padLeft(Bars.int(n.kcal), 8)
                 + [n.proteinG, n.carbsG, n.fatG, n.fiberG].map { Output.padLeft(String(format: "%.1f", $0), 8) }.joined()
-                + "\n"
+                + extra(n) + "\n"
         }
         let t = m.totals
         out += "      " + Output.pad("total", 35) + Output.padLeft(Bars.int(t.kcal), 8)
-            + [t.proteinG, t.carbsG, t.fatG, t.fiberG].map { Output.padLeft(String(format: "%.1f", $0), 8) }.joined() + "\n"
+            + [t.proteinG, t.carbsG, t.fatG, t.fiberG].map { Output.padLeft(String(format: "%.1f", $0), 8) }.joined() + extra(t) + "\n"
         if let split = Stats.macroSplit(t) {
             out += "      energy from protein \(Bars.g(split.proteinPct)) %, carbs \(Bars.g(split.carbsPct)) %, fat \(Bars.g(split.fatPct)) %\n"
         }

@@ -126,10 +126,11 @@ struct TextPrinter: ResultPrinter {
                 out("    ❓ unknown / not a food we know\(best)")
             }
             for f in r.foods ?? [] {
-                let food = f.food
+                let food = f
+                let area = food.box ?? .whole
                 let names = food.nameZh.isEmpty ? food.name : "\(food.name) · \(food.nameZh)"
-                let box = String(format: "[%.2f %.2f %.2f×%.2f]", food.box.x, food.box.y, food.box.w, food.box.h)
-                let kcal = f.nutrition?.kcal.map { String(format: "%5.0f kcal", $0) } ?? "      — kcal"
+                let box = String(format: "[%.2f %.2f %.2f×%.2f]", area.x, area.y, area.w, area.h)
+                let kcal = f.hasNutrition ? String(format: "%5.0f kcal", f.nutrients.kcal) : "      — kcal"
                 out("    \(food.emoji) \(Output.pad(names, 30)) \(String(format: "%.2f", food.confidence))  \(box)  "
                       + "\(Output.padLeft(String(format: "%.0f g", food.grams), 6)) (\(food.gramsSource.rawValue))  \(kcal)"
                       + (food.source == .learned ? "  taught by you" : ""))

@@ -52,10 +52,10 @@ struct DiaryCLITests {
         let foods = try #require(edited["foods"] as? [[String: Any]])
         let first = try #require(foods.first)
         let per100 = try #require(first["per_100g"] as? [String: Double])
-        #expect((first["nutrients"] as? [String: Double])?["kcal"] == per100["kcal"])
+        #expect(first["kcal"] as? Double == per100["kcal"])
         #expect(first["grams"] as? Double == 100)
         let totals = try #require(edited["totals"] as? [String: Double])
-        let sum = foods.compactMap { ($0["nutrients"] as? [String: Double])?["kcal"] }.reduce(0, +)
+        let sum = foods.compactMap { $0["kcal"] as? Double }.reduce(0, +)
         #expect(totals["kcal"] == sum.rounded())
         #expect(edited["title"] as? String == "Test lunch")
 

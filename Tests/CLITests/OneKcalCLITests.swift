@@ -19,20 +19,29 @@ struct OneKcalCLITests {
         let analyzed = try runProcess(foodmomentBinary, args, environment: env)
         #expect(analyzed.status == 0, "\(analyzed.stderr)")
         let results = try #require(try JSONSerialization.jsonObject(with: Data(analyzed.stdout.utf8)) as? [[String: Any]])
-        let printed = results.flatMap { ($0["foods"] as? [[String: Any]]) ?? [] }.compactMap { $0["kcal"] as? Double }.sorted()
+        let printedFoods = results.flatMap { ($0["foods"] as? [[String: Any]]) ?? [] }
+        let printed = printedFoods.compactMap { $0["kcal"] as? Double }.sorted()
         #expect(printed.count >= 10, "\(printed)")
+        // Sugars and sodium come from the same join: printed per food, and the sums of the tables' values.
+        let printedSodium = printedFoods.compactMap { $0["sodium_mg"] as? Double }.sorted()
+        let printedSugars = printedFoods.compactMap { $0["sugars_g"] as? Double }.sorted()
+        #expect(printedSodium.count == printed.count && printedSugars.count >= printed.count / 2, "\(printedFoods)")
 
         args = ["meal", "list", "--json", "--db", dir + "/meals.sqlite"]
         let meals = try #require(try JSONSerialization.jsonObject(with: Data(try runProcess(foodmomentBinary, args, environment: env).stdout.utf8)) as? [[String: Any]])
-        let stored = meals.flatMap { ($0["foods"] as? [[String: Any]]) ?? [] }
-            .compactMap { ($0["nutrients"] as? [String: Any])?["kcal"] as? Double }.sorted()
+        let storedFoods = meals.flatMap { ($0["foods"] as? [[String: Any]]) ?? [] }
+        let stored = storedFoods.compactMap { $0["kcal"] as? Double }.sorted()
         #expect(stored == printed, "stored \(stored) vs printed \(printed)")
+        #expect(storedFoods.compactMap { $0["sodium_mg"] as? Double }.sorted() == printedSodium)
+        #expect(storedFoods.compactMap { $0["sugars_g"] as? Double }.sorted() == printedSugars)
 
         let csv = try runProcess(foodmomentBinary, ["export", "--format", "csv", "--db", dir + "/meals.sqlite"], environment: env).stdout
         let rows = csv.split(separator: "\n").map { Self.fields(String($0)) }
         let column = try #require(rows.first?.firstIndex(of: "kcal"))
         let exported = rows.dropFirst().compactMap { $0.count > column ? Double($0[column]) : nil }.sorted()
         #expect(exported == printed, "exported \(exported) vs printed \(printed)")
+        let sodium = try #require(rows.first?.firstIndex(of: "sodium_mg"))
+        #expect(rows.dropFirst().compactMap { $0.count > sodium ? Double($0[sodium]) : nil }.sorted() == printedSodium)
     }
 
     /// One RFC 4180 line's fields (quoted fields may hold commas and doubled quotes; no line breaks in these).

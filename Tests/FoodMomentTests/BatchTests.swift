@@ -114,16 +114,17 @@ import Testing
         r.photoHash = "abc"
         #expect(r.mealInput(fileModified: Date(), timeZone: .gmt) == nil)  // decoded only: not analysed
         #expect(PhotoResult(file: "b.jpg", error: PhotoError(kind: .truncated, message: "x")).mealInput(fileModified: Date(), timeZone: .gmt) == nil)
-        let food = DetectedFood(label: "banana", name: "Banana", nameZh: "香蕉", emoji: "🍌", color: "#ffd700", confidence: 0.9,
-                                box: .whole, grams: 118, gramsSource: .defaultPortion, source: .model)
-        var n = FoodNutrition(foodId: "sr:173944", foodName: "Bananas, raw", provenance: "USDA", kcal: 105, proteinG: 1.3,
-                              carbsG: 27, fatG: 0.4, fiberG: 3.1)
-        n.per100g = Macros(kcal: 89, proteinG: 1.09, carbsG: 22.84, fatG: 0.33, fiberG: 2.6)
-        r.foods = [AnalyzedFood(food: food, nutrition: n)]
+        let food = MealFood(label: "banana", name: "Banana", nameZh: "香蕉", emoji: "🍌", color: "#ffd700", confidence: 0.9,
+                            box: .whole, grams: 118, gramsSource: .defaultPortion, source: .model, foodId: "sr:173944",
+                            foodName: "Bananas, raw", provenance: "USDA",
+                            per100g: Macros(kcal: 89, proteinG: 1.09, carbsG: 22.84, fatG: 0.33, fiberG: 2.6),
+                            nutrients: Macros(kcal: 105, proteinG: 1.3, carbsG: 27, fatG: 0.4, fiberG: 3.1, sugarsG: 14.4, sodiumMg: 1))
+        r.foods = [food]
         let meal = r.mealInput(fileModified: Date(timeIntervalSince1970: 0), timeZone: .gmt)
         #expect(meal?.foods.count == 1)
         #expect(meal?.foods.first?.photoHash == "abc")
         #expect(meal?.foods.first?.nutrients.kcal == 105)  // 89 × 1.18 = 105.0
+        #expect(meal?.foods.first?.nutrients.sodiumMg == 1 && meal?.foods.first?.color == "#ffd700", "the same value, not a copy into another type")
         #expect(meal?.photo.timeSource == .fileTime)
         // A time the user gives wins over the file time.
         let given = Date(timeIntervalSince1970: 1_790_000_000)
@@ -206,7 +207,7 @@ import Testing
             }
         }
         let plain = await results([apple, banana], early: nil, analyzers: [analyzer])
-        #expect(plain.map(\.foods?.first?.food.label) == ["apple", "banana"])
+        #expect(plain.map(\.foods?.first?.label) == ["apple", "banana"])
         #expect(plain.map(\.succeeded) == [true, true])
         let failed = await results([truncated, dir + "/missing.jpg"], early: truncated, analyzers: [analyzer])
         #expect(failed.map(\.succeeded) == [false, false])
@@ -221,7 +222,7 @@ import Testing
         let runner = BatchRunner(analyzers: [analyzer], decoder: analyzer.decoder, journal: nil, options: .init(settings: "t"))
         runner.firstPhoto = early
         var labels: [String?] = []
-        _ = await runner.run(paths: [swapped, banana], workers: 1, onItem: { labels.append($0.result.foods?.first?.food.label) })
+        _ = await runner.run(paths: [swapped, banana], workers: 1, onItem: { labels.append($0.result.foods?.first?.label) })
         #expect(labels == ["apple", "banana"])
     }
 

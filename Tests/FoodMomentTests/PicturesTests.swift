@@ -101,7 +101,7 @@ struct PicturesTests {
         let bounds = PixelRect(x: 0, y: 0, width: out.width, height: out.height)
         for (f, l) in zip(foods, out.layout) {
             #expect(bounds.contains(l.chip))
-            #expect(l.lines.joined(separator: " ").contains(f.food.name) || l.lines[0].hasSuffix("…"))
+            #expect(l.lines.joined(separator: " ").contains(f.name) || l.lines[0].hasSuffix("…"))
         }
         try Data(out.jpeg).write(to: URL(fileURLWithPath: NSTemporaryDirectory() + "fm-annotated-\(sample)"))
     }

@@ -13,10 +13,9 @@ import Testing
 struct RefinementTests {
     static let db = try? NutritionDatabase.load(directory: URL(fileURLWithPath: TestPaths.repoRoot + "/nutrition-db"))
 
-    static func stage1(_ label: String, _ name: String, grams: Double, confidence: Double, box: NormalizedBox, source: FoodOrigin = .model) -> AnalyzedFood {
-        let f = DetectedFood(label: label, name: name, nameZh: "", emoji: "🍽️", color: "#888888", confidence: confidence, box: box,
-                             grams: grams, gramsSource: .defaultPortion, source: source)
-        return AnalyzedFood(food: f, nutrition: nil)
+    static func stage1(_ label: String, _ name: String, grams: Double, confidence: Double, box: NormalizedBox, source: FoodOrigin = .model) -> MealFood {
+        MealFood(label: label, name: name, nameZh: "", emoji: "🍽️", color: "#888888", confidence: confidence, box: box,
+                 grams: grams, gramsSource: .defaultPortion, source: source)
     }
 
     let left = NormalizedBox(x: 0.05, y: 0.1, w: 0.4, h: 0.5)
@@ -27,9 +26,10 @@ struct RefinementTests {
         let m = PhotoRefiner.merge(stage1: [Self.stage1("banana", "Banana", grams: 118, confidence: 0.8, box: left)],
                                    answer: [LLMFood(name: "Bananas", nameZh: "香蕉", grams: 150, confidence: 0.9, box: left)], nutrition: db)
         let f = try #require(m.foods.first)
-        #expect(m.foods.count == 1 && f.food.label == "banana" && f.food.source == .model)
-        #expect(f.food.grams == 150 && f.food.gramsSource == .llm)
-        let kcal = try #require(f.nutrition?.kcal)
+        #expect(m.foods.count == 1 && f.label == "banana" && f.source == .model)
+        #expect(f.grams == 150 && f.gramsSource == .llm)
+        #expect(f.hasNutrition)
+        let kcal = f.nutrients.kcal
         #expect(abs(kcal - 89 * 1.5) < 2, "banana is 89 kcal/100 g in SR Legacy")
         #expect(m.disagreements.isEmpty && m.dropped.isEmpty)
     }
@@ -38,8 +38,8 @@ struct RefinementTests {
         let m = PhotoRefiner.merge(stage1: [Self.stage1("fried_rice", "Fried rice", grams: 250, confidence: 0.7, box: left)],
                                    answer: [LLMFood(name: "Apple", nameZh: "苹果", grams: 180, confidence: 0.95, box: left)], nutrition: Self.db)
         let f = try #require(m.foods.first)
-        #expect(f.food.name == "Apple" && f.food.source == .llm && f.food.gramsSource == .llm)
-        #expect(f.food.label == "apple" && f.nutrition?.foodId == "sr:171688", "the new name maps to a table food through search")
+        #expect(f.name == "Apple" && f.source == .llm && f.gramsSource == .llm)
+        #expect(f.label == "apple" && f.foodId == "sr:171688", "the new name maps to a table food through search")
         #expect(m.disagreements.count == 1 && m.disagreements[0].model.name == "Fried rice" && m.disagreements[0].llm.name == "Apple")
     }
 
@@ -48,22 +48,22 @@ struct RefinementTests {
                                             Self.stage1("pizza", "Pizza", grams: 300, confidence: 0.3, box: NormalizedBox(x: 0, y: 0.7, w: 0.2, h: 0.2))],
                                    answer: [LLMFood(name: "banana", nameZh: "", grams: 120, confidence: 0.9, box: left),
                                             LLMFood(name: "Apple", nameZh: "苹果", grams: 150, confidence: 0.8, box: right)], nutrition: Self.db)
-        #expect(m.foods.map(\.food.name) == ["Banana", "Apple"])
-        #expect(m.foods.map(\.food.source) == [.model, .llm])
+        #expect(m.foods.map(\.name) == ["Banana", "Apple"])
+        #expect(m.foods.map(\.source) == [.model, .llm])
         #expect(m.dropped.map(\.name) == ["Pizza"])
     }
 
     @Test func boxOverlapPairsDifferentNamesAndGramsDisagreementIsKept() throws {
         let m = PhotoRefiner.merge(stage1: [Self.stage1("banana", "Banana", grams: 118, confidence: 0.3, box: left)],
                                    answer: [LLMFood(name: "Plantain", nameZh: "", grams: 400, confidence: 0.6, box: left)], nutrition: Self.db)
-        #expect(m.foods.count == 1 && m.foods[0].food.name == "Plantain" && m.dropped.isEmpty)
+        #expect(m.foods.count == 1 && m.foods[0].name == "Plantain" && m.dropped.isEmpty)
         #expect(m.disagreements.count == 1 && m.disagreements[0].what.contains("118 g vs 400 g"), "a weak stage-1 rename is not a disagreement; 3× grams is")
     }
 
     @Test func learnedFoodKeepsItsIdentity() throws {
         let m = PhotoRefiner.merge(stage1: [Self.stage1("my_dumplings", "My dumplings", grams: 150, confidence: 0.9, box: left, source: .learned)],
                                    answer: [LLMFood(name: "Dumplings", nameZh: "饺子", grams: 200, confidence: 0.8, box: left)], nutrition: Self.db)
-        #expect(m.foods.count == 1 && m.foods[0].food.label == "my_dumplings" && m.foods[0].food.source == .learned && m.foods[0].food.grams == 200)
+        #expect(m.foods.count == 1 && m.foods[0].label == "my_dumplings" && m.foods[0].source == .learned && m.foods[0].grams == 200)
     }
 
     @Test func emptyAnswerDropsEverything() {

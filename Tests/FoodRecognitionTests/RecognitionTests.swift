@@ -35,7 +35,7 @@ struct RecognitionTests {
         let first = try #require(rec.foods.first)
         #expect(first.label == "banana")
         // The nutrition join names it (stage 1 gives only the label).
-        let shown = DetectedFood(first, display: try #require(sharedDisplays["banana"]))
+        let shown = MealFood(first, display: try #require(sharedDisplays["banana"]))
         #expect(shown.name == "Banana" && shown.nameZh == "香蕉" && !shown.emoji.isEmpty && shown.color.hasPrefix("#"))
         // No coin: the banana's share of the photo scales its typical amount, within its bounds (0.5…2.5 × 118 g).
         let photoModel = try #require(r.photoPortions)

@@ -92,7 +92,7 @@ struct ExportTests {
         #expect(lines[0] == DiaryCSV.columns.joined(separator: ","))
         #expect(lines.count == 1 + 4 + 1)  // header, 4 foods, trailing newline
         #expect(lines[1].hasPrefix(try t.store.allMeals()[0].id + ",lunch,2026-11-21T11:00:00.123Z,2026-11-21,12:00,"))
-        #expect(lines[1].contains(",1,rice,Rice,,🍽️,0.8,183.3,box_area,model,sr:1,238,4.9,51.3,0.5,0.7,a,/photos/a.jpg"))
+        #expect(lines[1].contains(",1,rice,Rice,,🍽️,0.8,183.3,box_area,model,sr:1,238,4.9,51.3,0.5,0.7,,,a,/photos/a.jpg"))
         #expect(lines[4].contains("\"Friday, pizza night\""))
         #expect(lines[4].contains("\"Tea 🍵 \"\"green\"\"\",绿茶"))
     }

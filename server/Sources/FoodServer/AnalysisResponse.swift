@@ -6,9 +6,15 @@ import Foundation
 public struct AnalysisResponse: Codable, Sendable, Equatable {
     public struct Nutrition: Codable, Sendable, Equatable {
         public var proteinG: Double, carbsG: Double, fatG: Double, fiberG: Double
-        enum CodingKeys: String, CodingKey { case proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g", fiberG = "fiber_g" }
+        /// Sums over the foods whose table reports them; nil when none does.
+        public var sugarsG: Double?, sodiumMg: Double?
+        enum CodingKeys: String, CodingKey {
+            case proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g", fiberG = "fiber_g", sugarsG = "sugars_g", sodiumMg = "sodium_mg"
+        }
     }
 
+    /// The app's wire shape of one food (`bounding_box`, `calories`: the FoodMoment app's names), projected from the
+    /// library's one food value, `MealFood`; nothing here is computed again.
     public struct Food: Codable, Sendable, Equatable {
         public var label: String
         public var name: String
@@ -21,7 +27,7 @@ public struct AnalysisResponse: Codable, Sendable, Equatable {
         public var gramsSource: GramsSource
         /// nil when the label has no table food (then no macros either).
         public var calories: Double?
-        public var proteinG: Double?, carbsG: Double?, fatG: Double?, fiberG: Double?
+        public var proteinG: Double?, carbsG: Double?, fatG: Double?, fiberG: Double?, sugarsG: Double?, sodiumMg: Double?
         /// Who named it: `model`, `learned`, `llm`, `user`.
         public var source: FoodOrigin
         /// The table food the numbers come from (`sr:173944`) and its provenance.
@@ -32,6 +38,7 @@ public struct AnalysisResponse: Codable, Sendable, Equatable {
             case label, name, emoji, color, confidence, grams, calories, source, provenance
             case nameZh = "name_zh", boundingBox = "bounding_box", gramsSource = "grams_source"
             case proteinG = "protein_g", carbsG = "carbs_g", fatG = "fat_g", fiberG = "fiber_g", foodId = "food_id"
+            case sugarsG = "sugars_g", sodiumMg = "sodium_mg"
         }
     }
 
@@ -59,14 +66,16 @@ public struct AnalysisResponse: Codable, Sendable, Equatable {
         let foods = result.foods ?? []
         imageId = result.photoHash ?? UUID().uuidString.lowercased()
         detectedFoods = foods.map { f in
-            Food(label: f.food.label, name: f.food.name, nameZh: f.food.nameZh, emoji: f.food.emoji, color: f.food.color,
-                 confidence: f.food.confidence, boundingBox: f.food.box, grams: f.food.grams, gramsSource: f.food.gramsSource,
-                 calories: f.nutrition?.kcal, proteinG: f.nutrition?.proteinG, carbsG: f.nutrition?.carbsG, fatG: f.nutrition?.fatG,
-                 fiberG: f.nutrition?.fiberG, source: f.food.source, foodId: f.nutrition?.foodId, provenance: f.nutrition?.provenance)
+            let n: Macros? = f.hasNutrition ? f.nutrients : nil
+            return Food(label: f.label, name: f.name, nameZh: f.nameZh, emoji: f.emoji, color: f.color,
+                        confidence: f.confidence, boundingBox: f.box ?? .whole, grams: f.grams, gramsSource: f.gramsSource,
+                        calories: n?.kcal, proteinG: n?.proteinG, carbsG: n?.carbsG, fatG: n?.fatG, fiberG: n?.fiberG,
+                        sugarsG: n?.sugarsG, sodiumMg: n?.sodiumMg, source: f.source, foodId: f.foodId, provenance: f.provenance)
         }
         let totals = result.totals ?? Macros()
         totalCalories = totals.kcal
-        totalNutrition = Nutrition(proteinG: totals.proteinG, carbsG: totals.carbsG, fatG: totals.fatG, fiberG: totals.fiberG)
+        totalNutrition = Nutrition(proteinG: totals.proteinG, carbsG: totals.carbsG, fatG: totals.fatG, fiberG: totals.fiberG,
+                                   sugarsG: totals.sugarsG, sodiumMg: totals.sodiumMg)
         unknown = result.unknown ?? foods.isEmpty
         refinement = result.refinement
         tags = Self.tags(foods: foods, totals: totals)
@@ -74,7 +83,7 @@ public struct AnalysisResponse: Codable, Sendable, Equatable {
     }
 
     /// Rule-based tags from the totals: the same thresholds as a nutrition label's claims (per meal).
-    static func tags(foods: [AnalyzedFood], totals: Macros) -> [String] {
+    static func tags(foods: [MealFood], totals: Macros) -> [String] {
         var tags: [String] = []
         if foods.count > 1 { tags.append("several_foods") }
         if totals.kcal > 0 {
@@ -86,11 +95,11 @@ public struct AnalysisResponse: Codable, Sendable, Equatable {
         return tags
     }
 
-    static func summary(foods: [AnalyzedFood], totals: Macros, unknown: Bool) -> String {
+    static func summary(foods: [MealFood], totals: Macros, unknown: Bool) -> String {
         guard !foods.isEmpty else {
             return unknown ? "No food we know is in this photo." : "No food was found in this photo."
         }
-        let names = foods.map { "\($0.food.name.lowercased()) (\(Int($0.food.grams.rounded())) g)" }
+        let names = foods.map { "\($0.name.lowercased()) (\(Int($0.grams.rounded())) g)" }
         let list = names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " and " + names.last!
         return "This looks like \(list): about \(Int(totals.kcal.rounded())) kcal, "
             + "\(Int(totals.proteinG.rounded())) g protein, \(Int(totals.carbsG.rounded())) g carbs and \(Int(totals.fatG.rounded())) g fat."
