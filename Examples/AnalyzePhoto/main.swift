@@ -2,13 +2,14 @@ import FoodMoment
 import Foundation
 
 // Analyse the photos named on the command line with the bundled models and nutrition tables (found beside the
-// executable, or through FOODMOMENT_MODELS and FOODMOMENT_NUTRITION_DB): foods, grams and kcal.
+// executable, or through FOODMOMENT_MODELS and FOODMOMENT_NUTRITION_DB of the environment this program hands the
+// library): foods, grams and kcal.
 let paths = Array(CommandLine.arguments.dropFirst())
 guard !paths.isEmpty else {
     FileHandle.standardError.write(Data("usage: analyze-photo PHOTO...\n".utf8))
     exit(2)
 }
-let analyzer = try MealAnalyzer.load()
+let analyzer = try MealAnalyzer.load(environment: ProcessInfo.processInfo.environment)
 var failed = false
 for path in paths {
     let result = analyzer.analyze(path: path)

@@ -2,11 +2,10 @@ import FoodRecognition
 import FoodCore
 import Foundation
 import ImageCodecs
-import FoodVision
+public import FoodVision
 
 /// The settings key of a batch result: a digest of everything that changes what a photo's result is — the
-/// model files, the arithmetic the network runs in (`InferencePrecision.automatic`, what this process's recogniser
-/// uses: BF16 and INT8 move confidences and box edges by a hundredth), the user's learned foods, the nutrition tables
+/// model files, the arithmetic the network runs in (the recogniser's `InferenceOptions.precision`: BF16 and INT8 move confidences and box edges by a hundredth), the user's learned foods, the nutrition tables
 /// (size and time) and the decode options. A result made under another key is analysed again.
 public enum BatchSettings {
     /// What a stored result holds; raised when a result gains fields, so a resumed run never hands back a result
@@ -14,8 +13,8 @@ public enum BatchSettings {
     static let resultFormat = 2
 
     public static func key(modelsDirectory: String, nutritionDirectory: String, userDataDirectory: String,
-                           decodeSize: Int, acceptDamaged: Bool) -> String {
-        var material = "foodmoment-batch-\(resultFormat);decode=\(decodeSize);damaged=\(acceptDamaged);precision=\(InferencePrecision.automatic.rawValue)"
+                           decodeSize: Int, acceptDamaged: Bool, precision: InferencePrecision) -> String {
+        var material = "foodmoment-batch-\(resultFormat);decode=\(decodeSize);damaged=\(acceptDamaged);precision=\(precision.available.rawValue)"
         // Every file of the food head folder (head, calibration, cell detector, plate head, coin head, …): a result
         // made before any of them changed is analysed again.
         let headFiles = ((try? FileManager.default.contentsOfDirectory(atPath: modelsDirectory + "/food-head")) ?? [])

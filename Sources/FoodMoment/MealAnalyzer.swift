@@ -45,15 +45,20 @@ public final class MealAnalyzer: @unchecked Sendable {
         self.displays = Self.displays(from: nutrition)
     }
 
-    /// The bundled pipeline: the models in `modelsDirectory` (default: `models/` found beside the executable or via
-    /// FOODMOMENT_MODELS), the nutrition tables in `nutritionDirectory` (default: `nutrition-db/`, or
-    /// FOODMOMENT_NUTRITION_DB; without them foods come back without nutrients) and the user's learned foods.
-    public static func load(modelsDirectory: String? = nil, nutritionDirectory: URL? = nil,
-                            userDataDirectory: String? = ResourceLocator.userDataDirectory(),
-                            decoder: PhotoDecoder = PhotoDecoder()) throws -> MealAnalyzer {
-        let nutrition = try? NutritionDatabase.load(directory: nutritionDirectory ?? NutritionDatabase.defaultDirectory())
-        let recognizer = try FoodRecognizer.load(modelsDirectory: modelsDirectory ?? ResourceLocator.modelsDirectory(),
-                                                 userDataDirectory: nil, portions: portions(from: nutrition))
+    /// The bundled pipeline, configured by what the caller passes — the library reads no environment of its own:
+    /// the models in `modelsDirectory` (default: `models/` found beside the executable, or `FOODMOMENT_MODELS` of
+    /// `environment`), the nutrition tables in `nutritionDirectory` (default: `nutrition-db/`, or
+    /// `FOODMOMENT_NUTRITION_DB`; without them foods come back without nutrients), the user's taught foods in
+    /// `userDataDirectory` (nil: none) and the network's arithmetic (`inference`, default from `environment`'s
+    /// `FOODMOMENT_PRECISION`, else the CPU's best). A program passes `ProcessInfo.processInfo.environment`, or `[:]`.
+    public static func load(environment: [String: String], modelsDirectory: String? = nil, nutritionDirectory: URL? = nil,
+                            userDataDirectory: String? = nil, decoder: PhotoDecoder = PhotoDecoder(),
+                            inference: InferenceOptions? = nil) throws -> MealAnalyzer {
+        let nutrition = try? NutritionDatabase.load(directory: nutritionDirectory ?? NutritionDatabase.defaultDirectory(environment: environment),
+                                                    cacheDirectory: NutritionDatabase.defaultCacheDirectory(environment: environment))
+        let recognizer = try FoodRecognizer.load(modelsDirectory: modelsDirectory ?? ResourceLocator.modelsDirectory(environment: environment),
+                                                 userDataDirectory: nil, portions: portions(from: nutrition),
+                                                 inference: inference ?? InferenceOptions(environment: environment))
         let taught = try userDataDirectory.flatMap { dir throws(PersonalFoodsError) in
             try PersonalFoods(directory: dir).matcherIfAny(dimension: recognizer.head.dimension)
         }

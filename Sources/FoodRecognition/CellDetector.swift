@@ -242,10 +242,13 @@ public struct CellDetector: Sendable {
     private var partConvs: [PointwiseConv2D] = []
     private var partChannels: [Int] = []
     private let folded: (weights: [Float], bias: [Float])
+    /// The arithmetic of its convolutions (the recogniser's).
+    private let precision: InferencePrecision
 
     public var classes: [String] { model.head.classes }
 
-    public init(model: CellHeadModel) throws {
+    public init(model: CellHeadModel, precision: InferencePrecision = .preferred) throws {
+        self.precision = precision
         let head = model.head
         guard head.classes.first == "background", head.classes.count >= 2 else {
             throw FoodVisionError.invalidInput(reason: "cell head classes start with \(head.classes.first ?? "nothing"); expected background first and at least one food")
@@ -264,7 +267,7 @@ public struct CellDetector: Sendable {
         }
         self.model = model
         folded = (w, b)
-        conv = PointwiseConv2D(weightsOI: w, bias: b, inChannels: d, outChannels: c, activation: .none)
+        conv = PointwiseConv2D(weightsOI: w, bias: b, inChannels: d, outChannels: c, activation: .none, precision: precision)
     }
 
     /// This head ready to read a fused map of parts with these channel counts part by part (finest first). They must
@@ -280,18 +283,19 @@ public struct CellDetector: Sendable {
             defer { start += n }
             let w = (0..<c).flatMap { k in folded.weights[(k * d + start)..<(k * d + start + n)] }
             return PointwiseConv2D(weightsOI: w, bias: i == 0 ? folded.bias : [Float](repeating: 0, count: c),
-                                   inChannels: n, outChannels: c, activation: .none)
+                                   inChannels: n, outChannels: c, activation: .none, precision: precision)
         }
         copy.partChannels = channels
         return copy
     }
 
     /// `models/food-head/cell-head.json` (or another `file` there), or nil when absent.
-    public static func load(modelsDirectory: String, file: String = "cell-head.json") throws -> CellDetector? {
+    public static func load(modelsDirectory: String, file: String = "cell-head.json",
+                            precision: InferencePrecision = .preferred) throws -> CellDetector? {
         let path = modelsDirectory + "/food-head/" + file
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         do {
-            return try CellDetector(model: JSONDecoder().decode(CellHeadModel.self, from: data))
+            return try CellDetector(model: JSONDecoder().decode(CellHeadModel.self, from: data), precision: precision)
         } catch {
             throw FoodVisionError.invalidInput(reason: "cannot read \(path): \(error); retrain it with `foodmoment dev train-cells`")
         }

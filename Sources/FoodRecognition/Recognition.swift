@@ -360,13 +360,15 @@ public final class FoodRecognizer: @unchecked Sendable {
             }
             b[i] -= shift
         }
-        cellHead = PointwiseConv2D(weightsOI: w, bias: b, inChannels: d, outChannels: c, activation: .none)
+        cellHead = PointwiseConv2D(weightsOI: w, bias: b, inChannels: d, outChannels: c, activation: .none,
+                                   precision: backbone.precision)
     }
 
     /// Loads `models/efficientnet-lite0`, `models/food-head/head.json` (+ `calibration.json`) and the user's
-    /// learned foods (`<user data>/learned-foods.json`) when present.
-    public static func load(modelsDirectory: String, userDataDirectory: String?, portions: PortionTable) throws -> FoodRecognizer {
-        let backbone = try EfficientNetLite0(modelDirectory: modelsDirectory + "/efficientnet-lite0")
+    /// learned foods (`<user data>/learned-foods.json`) when present; every network runs as `inference` says.
+    public static func load(modelsDirectory: String, userDataDirectory: String?, portions: PortionTable,
+                            inference: InferenceOptions = InferenceOptions()) throws -> FoodRecognizer {
+        let backbone = try EfficientNetLite0(modelDirectory: modelsDirectory + "/efficientnet-lite0", options: inference)
         let head = try SoftmaxHead.load(from: modelsDirectory + "/food-head/head.json")
         var calibration = RecognitionCalibration()
         let calPath = modelsDirectory + "/food-head/calibration.json"
@@ -378,15 +380,16 @@ public final class FoodRecognizer: @unchecked Sendable {
             matcher = try PrototypeMatcher.load(from: dir + "/learned-foods.json")
         }
         let topDirectory = modelsDirectory + "/food-head"
-        let foodTop = FoodTop.exists(in: topDirectory) ? try FoodTop.load(directory: topDirectory) : nil
+        let foodTop = FoodTop.exists(in: topDirectory) ? try FoodTop.load(directory: topDirectory, precision: inference.precision) : nil
         let coinFinder = try CoinFinder.load(modelsDirectory: modelsDirectory)
-        let cellDetector = try CellDetector.load(modelsDirectory: modelsDirectory)
+        let cellDetector = try CellDetector.load(modelsDirectory: modelsDirectory, precision: inference.precision)
         var plateCellDetector: CellDetector?
         if calibration.localizationPassForPlates {
             guard calibration.fusedMapBlocks != nil, calibration.localizationSize > inputSize else {
                 throw FoodVisionError.invalidInput(reason: "calibration.json's localizationPassForPlates needs fusedMapBlocks and a localizationSize above \(inputSize)")
             }
-            plateCellDetector = try CellDetector.load(modelsDirectory: modelsDirectory, file: "plate-cell-head.json")
+            plateCellDetector = try CellDetector.load(modelsDirectory: modelsDirectory, file: "plate-cell-head.json",
+                                                      precision: inference.precision)
             if plateCellDetector == nil {
                 throw FoodVisionError.invalidInput(reason: "calibration.json's localizationPassForPlates needs \(topDirectory)/plate-cell-head.json (a cell head trained on the localisation pass's map)")
             }

@@ -150,8 +150,8 @@ package final class EmbeddingExtractor: @unchecked Sendable {
     /// photo as a thumbnail does.
     package var viewSize: Int?
 
-    package init(modelDirectory: String, threads: Int, foodTop: FoodTop? = nil) throws {
-        networks = try (0..<max(1, threads)).map { _ in try EfficientNetLite0(modelDirectory: modelDirectory) }
+    package init(modelDirectory: String, threads: Int, foodTop: FoodTop? = nil, inference: InferenceOptions = InferenceOptions()) throws {
+        networks = try (0..<max(1, threads)).map { _ in try EfficientNetLite0(modelDirectory: modelDirectory, options: inference) }
         self.foodTop = foodTop
     }
 

@@ -63,6 +63,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
     public var gemmKernel: GemmKernel { chosenKernel ?? .fastest }
     /// The arithmetic of the 1x1 convolutions and the classifier (`InferencePrecision`).
     public let precision: InferencePrecision
+    /// Floats of expanded input rows per band of a large block (`InferenceOptions.bandFloats`).
+    let bandFloats: Int
     let stem: Conv2D
     let blocks: [Block]
     let head: PointwiseConv2D
@@ -82,7 +84,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
 
     private init(sharingWeightsOf o: EfficientNetLite0) {
         manifest = o.manifest; architecture = o.architecture; labels = o.labels; chosenKernel = o.chosenKernel
-        precision = o.precision; stem = o.stem; blocks = o.blocks; head = o.head; fc = o.fc; fcWeights = o.fcWeights
+        precision = o.precision; bandFloats = o.bandFloats; stem = o.stem; blocks = o.blocks; head = o.head; fc = o.fc; fcWeights = o.fcWeights
     }
 
     /// Every tensor name of Lite0 with its PyTorch shape.
@@ -90,8 +92,12 @@ public final class EfficientNetLite0: @unchecked Sendable {
 
     /// Loads a converted model directory (`manifest.json`, `weights.bin`, labels), checking the SHA-256,
     /// the weight file's size against the layer table and every tensor's shape.
-    public convenience init(modelDirectory: String, kernel: GemmKernel? = nil,
-                            precision: InferencePrecision = .automatic) throws(FoodVisionError) {
+    public convenience init(modelDirectory: String, options: InferenceOptions) throws(FoodVisionError) {
+        try self.init(modelDirectory: modelDirectory, kernel: options.kernel, precision: options.precision, bandFloats: options.bandFloats)
+    }
+
+    public convenience init(modelDirectory: String, kernel: GemmKernel? = nil, precision: InferencePrecision = .preferred,
+                            bandFloats: Int = InferenceOptions.defaultBandFloats) throws(FoodVisionError) {
         let (manifest, tensors, checksum) = try Self.readModel(directory: modelDirectory)
         defer { checksum.finish() }
         let manifestPath = (modelDirectory as NSString).appendingPathComponent(ModelConverter.manifestFileName)
@@ -100,7 +106,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
         guard labels.count == manifest.classCount, labels.count == Self.classCount else {
             throw .manifestMismatch(path: labelsPath, reason: "\(labels.count) labels, expected \(Self.classCount)")
         }
-        try self.init(manifest: manifest, tensors: tensors, labels: labels, kernel: kernel, precision: precision)
+        try self.init(manifest: manifest, tensors: tensors, labels: labels, kernel: kernel, precision: precision,
+                      bandFloats: bandFloats)
         try checksum.verify()
     }
 
@@ -174,7 +181,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
 
     /// Builds the network from unfolded tensors (PyTorch names and layouts), folding every BatchNorm.
     init(manifest: ModelManifest, tensors t: WeightTable, labels: [String], kernel: GemmKernel?,
-         precision: InferencePrecision) throws(FoodVisionError) {
+         precision: InferencePrecision, bandFloats: Int = InferenceOptions.defaultBandFloats) throws(FoodVisionError) {
+        self.bandFloats = max(1024, bandFloats)
         guard let architecture = BackboneArchitecture.named(manifest.architecture) else {
             throw .invalidInput(reason: "architecture \(manifest.architecture) is not one this build runs")
         }
@@ -239,7 +247,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
                     if EfficientNetLite0.runsInBands(b, height: h) {
                         // The expanded and depthwise rows live in the band buffers; `expanded` and `depthwise` are
                         // not used (on the first blocks of a 448 pass they would be the largest buffers).
-                        let rows = EfficientNetLite0.bandOutputRows(b, width: w)
+                        let rows = network.bandOutputRows(b, width: w)
                         bandMax = max(bandMax, ((rows - 1) * b.depthwise.stride + b.depthwise.kernel) * w * mid)
                         dwBandMax = max(dwBandMax, rows * ow * mid)
                     } else {
@@ -296,12 +304,9 @@ public final class EfficientNetLite0: @unchecked Sendable {
         !b.depthwise.usesPaddedCopy(height: height)
     }
 
-    /// Floats of expanded input rows per band. 64 K was slower, 192 K and 256 K within noise of 128 K
-    /// (`bench --layers --per-layer`); `FOODMOMENT_BAND_FLOATS` overrides it for such measurements.
-    static let bandFloats = ProcessInfo.processInfo.environment["FOODMOMENT_BAND_FLOATS"].flatMap { Int($0) } ?? 128 * 1024
-
-    /// Output rows per band: enough that the band's input rows fill about 512 KB.
-    static func bandOutputRows(_ b: Block, width: Int) -> Int {
+    /// Output rows per band: enough that the band's input rows fill about 512 KB (`bandFloats`: 64 K was slower,
+    /// 192 K and 256 K within noise of 128 K, `bench --layers --per-layer`).
+    func bandOutputRows(_ b: Block, width: Int) -> Int {
         let rowsIn = max(b.depthwise.kernel, bandFloats / max(1, width * b.depthwise.channels))
         return max(1, (rowsIn - b.depthwise.kernel) / b.depthwise.stride + 1)
     }
@@ -335,7 +340,7 @@ public final class EfficientNetLite0: @unchecked Sendable {
     func runInBands(_ b: Block, batch n: Int, height h: Int, width w: Int, output: UnsafeMutablePointer<Float>, arena a: Arena,
                     residualInput: UnsafePointer<Float>?, bandInput: (_ img: Int, _ r0: Int, _ r1: Int) -> UnsafePointer<Float>) {
         let (oh, ow) = b.depthwise.outputSize(height: h, width: w)
-        let rowsPerBand = Self.bandOutputRows(b, width: w), cout = b.project.outChannels
+        let rowsPerBand = bandOutputRows(b, width: w), cout = b.project.outChannels
         for img in 0..<n {
             let outImage = output + img * oh * ow * cout
             var oy0 = 0

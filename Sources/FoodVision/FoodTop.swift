@@ -48,7 +48,7 @@ public struct FoodTop: Sendable {
 
     /// `precision`: the arithmetic of its 1x1 convolutions (`InferencePrecision`).
     public init(weights: [Float], bias: [Float], inChannels: Int, outChannels: Int, blocks: [TailBlock] = [],
-                precision: InferencePrecision = .automatic) throws(FoodVisionError) {
+                precision: InferencePrecision = .preferred) throws(FoodVisionError) {
         guard inChannels > 0, outChannels > 0, weights.count == inChannels * outChannels, bias.count == outChannels else {
             throw .invalidInput(reason: "food top needs \(outChannels)x\(inChannels) weights and \(outChannels) biases, got \(weights.count) and \(bias.count)")
         }
@@ -148,7 +148,7 @@ public struct FoodTop: Sendable {
     }
 
     /// Reads `food-top.json` and its weight file, checking format, shape, byte count and SHA-256.
-    public static func load(directory: String) throws(FoodVisionError) -> FoodTop {
+    public static func load(directory: String, precision: InferencePrecision = .preferred) throws(FoodVisionError) -> FoodTop {
         let manifestPath = (directory as NSString).appendingPathComponent(manifestFileName)
         guard FileManager.default.fileExists(atPath: manifestPath) else { throw .missingFile(path: manifestPath) }
         let manifestData = try readModelFile(manifestPath)
@@ -183,6 +183,7 @@ public struct FoodTop: Sendable {
         var blocks = [TailBlock]()
         for s in shapes { blocks.append(try TailBlock(shape: s, arrays: TailBlock.arrayCounts(s).map { take($0) })) }
         let w = take(n), b = take(manifest.outChannels)
-        return try FoodTop(weights: w, bias: b, inChannels: manifest.inChannels, outChannels: manifest.outChannels, blocks: blocks)
+        return try FoodTop(weights: w, bias: b, inChannels: manifest.inChannels, outChannels: manifest.outChannels, blocks: blocks,
+                           precision: precision)
     }
 }

@@ -18,30 +18,6 @@ public enum InferencePrecision: String, Sendable, CaseIterable, Codable {
     /// Whether this CPU runs the INT8 kernel (AVX-512 F, BW, VL and VNNI).
     public static let int8Supported: Bool = fm_vnni_supported() != 0
 
-    /// What inference uses unless told otherwise: what `choose(_:)` set (a command's `--precision`), else
-    /// `FOODMOMENT_PRECISION` (`fp32`, `bf16` or `int8`) when set, else `preferred`. The parity tests ask for `fp32`
-    /// explicitly; fine-tuning's own GEMMs are always FP32.
-    public static var automatic: InferencePrecision {
-        processChoiceLock.withLock {
-            if let processChoice { return processChoice }
-            let asked = ProcessInfo.processInfo.environment["FOODMOMENT_PRECISION"].flatMap(InferencePrecision.init(rawValue:))
-            let resolved = (asked ?? preferred).available
-            processChoice = resolved
-            return resolved
-        }
-    }
-
-    /// Makes `automatic` answer `precision` (where this CPU runs it) for the rest of the process. Models loaded
-    /// before keep their arithmetic, so executables call it before loading any.
-    public static func choose(_ precision: InferencePrecision) {
-        processChoiceLock.withLock { processChoice = precision.available }
-    }
-
-    // An NSLock (a pthread mutex, which ThreadSanitizer follows) rather than Synchronization's Mutex, whose futex it
-    // does not: models loaded on several threads at once read as a race on the choice.
-    private static let processChoiceLock = NSLock()
-    nonisolated(unsafe) private static var processChoice: InferencePrecision?
-
     /// The default: `int8` where the CPU has both VNNI and BF16 (the combination whose accuracy was measured
     /// against FP32 and kept inside the bars, docs/benchmarks.md), else `bf16` where it has BF16, else `fp32`.
     /// A CPU with VNNI but no BF16 would run `int8`'s narrow layers in FP32, a mix never measured, so it gets `fp32`.
@@ -61,6 +37,35 @@ public enum InferencePrecision: String, Sendable, CaseIterable, Codable {
         case .bf16: Self.bf16Supported ? .bf16 : .fp32
         case .int8: Self.int8Supported ? .int8 : Self.bf16Supported ? .bf16 : .fp32
         }
+    }
+}
+
+/// How a network runs: the arithmetic of its 1x1 convolutions, the FP32 GEMM kernel and the band size of its large
+/// blocks. Whoever loads a model passes it (the defaults suit every caller); the library reads no environment and keeps
+/// no process-wide choice — only executables turn their environment into options (`init(environment:)`).
+public struct InferenceOptions: Sendable, Equatable {
+    /// Where the CPU runs it (`available`), so the options say what will run.
+    public var precision: InferencePrecision { didSet { precision = precision.available } }
+    /// nil: `GemmKernel.fastest`, measured the first time a float GEMM needs it.
+    public var kernel: GemmKernel?
+    /// Floats of expanded input rows per band (`EfficientNetLite0`); 128 K measured best (docs/benchmarks.md).
+    public var bandFloats: Int
+
+    public static let defaultBandFloats = 128 * 1024
+
+    public init(precision: InferencePrecision = .preferred, kernel: GemmKernel? = nil, bandFloats: Int = defaultBandFloats) {
+        self.precision = precision.available
+        self.kernel = kernel
+        self.bandFloats = max(1024, bandFloats)
+    }
+
+    /// An executable's settings: `FOODMOMENT_PRECISION` (`fp32`, `bf16`, `int8`), `FOODMOMENT_GEMM_KERNEL` (a kernel's
+    /// raw value) and `FOODMOMENT_BAND_FLOATS`; a variable unset or not understood keeps the default (the CLI refuses
+    /// an unknown precision before it gets here).
+    public init(environment: [String: String]) {
+        self.init(precision: environment["FOODMOMENT_PRECISION"].flatMap(InferencePrecision.init(rawValue:)) ?? .preferred,
+                  kernel: environment["FOODMOMENT_GEMM_KERNEL"].flatMap(GemmKernel.init(rawValue:)),
+                  bandFloats: environment["FOODMOMENT_BAND_FLOATS"].flatMap { Int($0) } ?? Self.defaultBandFloats)
     }
 }
 
@@ -158,9 +163,8 @@ public enum GemmKernel: String, Sendable, CaseIterable, Codable {
     /// the first time it is asked (a few milliseconds). The multiply-then-add kernels give bit-identical
     /// results (same products, same order), and so do the fused ones among themselves; the two groups differ in the
     /// last bits (single rounding).
-    /// `FOODMOMENT_GEMM_KERNEL=<raw value>` overrides the measurement (for benchmarking one kernel).
-    public static let fastest: GemmKernel = ProcessInfo.processInfo.environment["FOODMOMENT_GEMM_KERNEL"]
-        .flatMap(GemmKernel.init(rawValue:)) ?? measureFastest()
+    /// A load can name another (`InferenceOptions.kernel`: the CLI's `FOODMOMENT_GEMM_KERNEL`, for benchmarking one).
+    public static let fastest: GemmKernel = measureFastest()
 
     /// Best-of-`runs` rate of this kernel on an `m x k` by `k x n` product (random values), in GFLOP/s
     /// counting a multiply-add as two operations.

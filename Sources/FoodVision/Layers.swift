@@ -187,7 +187,7 @@ public struct PointwiseConv2D: Sendable {
     /// `weightsOI` in PyTorch layout `[out][in]` (a `[out][in][1][1]` conv weight is the same bytes); `kernel` nil =
     /// `GemmKernel.fastest`, measured only if the layer runs in FP32.
     public init(weightsOI: [Float], bias: [Float]?, inChannels: Int, outChannels: Int, activation: Activation,
-                kernel: GemmKernel? = nil, precision: InferencePrecision = .automatic) {
+                kernel: GemmKernel? = nil, precision: InferencePrecision = .preferred) {
         self.inChannels = inChannels; self.outChannels = outChannels; self.activation = activation
         packed = PackedGemmWeights(weightsOI: weightsOI, bias: bias, inChannels: inChannels, outChannels: outChannels,
                                    kernel: kernel, precision: precision)
@@ -230,7 +230,7 @@ public struct FullyConnected: Sendable {
     public var outFeatures: Int { gemmLayer.outChannels }
 
     public init(weightsOI: [Float], bias: [Float]?, inFeatures: Int, outFeatures: Int, kernel: GemmKernel? = nil,
-                precision: InferencePrecision = .automatic) {
+                precision: InferencePrecision = .preferred) {
         gemmLayer = PointwiseConv2D(weightsOI: weightsOI, bias: bias, inChannels: inFeatures, outChannels: outFeatures,
                                     activation: .none, kernel: kernel, precision: precision)
     }

@@ -50,7 +50,7 @@ public final class NutritionDatabase: Sendable {
             bytes = try readPlain(file)
             sections = try validate(bytes, path: file.path)
         } else if FileManager.default.fileExists(atPath: packed.path) {
-            let cache = cacheDirectory ?? defaultCacheDirectory()
+            let cache = cacheDirectory ?? defaultCacheDirectory(environment: [:])
             let first = try PackedTables.bytes(of: packed, cacheDirectory: cache)
             do {
                 (bytes, sections) = (first.bytes, try validate(first.bytes, path: packed.path))
@@ -81,8 +81,8 @@ public final class NutritionDatabase: Sendable {
     /// Where packed tables are unpacked: `$XDG_CACHE_HOME/foodmoment`, else `~/.cache/foodmoment`, else a
     /// `foodmoment-cache` folder in the temporary directory. Every copy is named by its content, so processes and
     /// versions can share the folder, and deleting it only costs the next run an unpack (a third of a second on a slow core).
-    public static func defaultCacheDirectory() -> URL {
-        let env = ProcessInfo.processInfo.environment
+    /// `environment` is the executable's (the library reads none of its own).
+    public static func defaultCacheDirectory(environment env: [String: String]) -> URL {
         if let xdg = env["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
             return URL(fileURLWithPath: xdg).appendingPathComponent("foodmoment")
         }
@@ -95,8 +95,9 @@ public final class NutritionDatabase: Sendable {
     /// The directory to use when the caller gives none: `$FOODMOMENT_NUTRITION_DB`, else a `nutrition-db`
     /// folder next to the executable or in one of its parent folders (the package checkout when run from
     /// `.build/…`), else `./nutrition-db`.
-    public static func defaultDirectory(executablePath: String = CommandLine.arguments.first ?? "") -> URL {
-        if let env = ProcessInfo.processInfo.environment[environmentVariable], !env.isEmpty {
+    public static func defaultDirectory(environment: [String: String],
+                                        executablePath: String = CommandLine.arguments.first ?? "") -> URL {
+        if let env = environment[environmentVariable], !env.isEmpty {
             return URL(fileURLWithPath: env)
         }
         var dir = URL(fileURLWithPath: executablePath).resolvingSymlinksInPath().deletingLastPathComponent()

@@ -142,7 +142,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let precision { InferencePrecision.choose(precision) }   // before any model loads or the journal key
+        // One arithmetic for the models and the journal key: --precision, else FOODMOMENT_PRECISION, else the CPU's best.
+        let inference = ProcessSettings.inference(precision: precision)
         var shardFilter = shard.flatMap(Shard.init(parsing:))
         if shard == "auto", case .success(let (found, scheduler)) = Shard.fromScheduler(environment: ProcessInfo.processInfo.environment) {
             shardFilter = found
@@ -173,26 +174,27 @@ struct AnalyzeCommand: AsyncParsableCommand {
         }
         var analyzers: [MealAnalyzer] = []
         let workers = max(1, min(threads, photos.count))
-        let modelsDir = models ?? ResourceLocator.modelsDirectory()
-        let nutritionDir = nutritionDb.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
+        let modelsDir = models ?? ProcessSettings.modelsDirectory
+        let nutritionDir = nutritionDb.map { URL(fileURLWithPath: $0) } ?? ProcessSettings.nutritionDirectory
         // The settings key hashes the food head's files (~2.5 MB, ~2 ms): on the other core while the model loads.
-        let (keyModels, keyNutrition, keyUser, keyDecode, keyDamaged) = (modelsDir, nutritionDir.path, ResourceLocator.userDataDirectory(),
+        let (keyModels, keyNutrition, keyUser, keyDecode, keyDamaged) = (modelsDir, nutritionDir.path, ProcessSettings.userDataDirectory,
                                                                          decodeSize, acceptDamaged)
         let settingsKey = Background(name: "settings-key") {
             BatchSettings.key(modelsDirectory: keyModels, nutritionDirectory: keyNutrition, userDataDirectory: keyUser,
-                              decodeSize: keyDecode, acceptDamaged: keyDamaged)
+                              decodeSize: keyDecode, acceptDamaged: keyDamaged, precision: inference.precision)
         }
         if !decodeOnly && !photos.isEmpty {
             let nutrition: NutritionDatabase?
             do {
-                nutrition = try NutritionDatabase.load(directory: nutritionDir)
+                nutrition = try ProcessSettings.loadNutrition(nutritionDir)
             } catch {
                 Output.note("note: no nutrition numbers: \(error)")
                 nutrition = nil
             }
             do {
-                let portions = MealAnalyzer.portions(from: nutrition), userData = ResourceLocator.userDataDirectory()
-                let recognizers = try FoodRecognizer.load(modelsDirectory: modelsDir, userDataDirectory: nil, portions: portions)
+                let portions = MealAnalyzer.portions(from: nutrition), userData = ProcessSettings.userDataDirectory
+                let recognizers = try FoodRecognizer.load(modelsDirectory: modelsDir, userDataDirectory: nil, portions: portions,
+                                                          inference: inference)
                     .forWorkers(workers)
                 // Foods the user taught: a store that cannot be read is named, and the photos analysed without it.
                 var taught: PrototypeMatcher?
@@ -253,7 +255,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
         progress.finish()
         summary.skipped = skipped.count
         summary.files += skipped.count
-        let line = summaryLine(summary)
+        let line = summaryLine(summary, precision: inference.precision)
         for p in printers { p.finish(summary: line) }
         if log && summary.mealsCreated + summary.mealsMerged > 0 {
             // The run's own store, already open; an error here only means no new achievements are shown.
@@ -281,13 +283,13 @@ struct AnalyzeCommand: AsyncParsableCommand {
         }
     }
 
-    private func summaryLine(_ s: BatchRunner.Summary) -> String {
+    private func summaryLine(_ s: BatchRunner.Summary, precision: InferencePrecision) -> String {
         var text = "\(s.files) files, \(s.succeeded) ok, \(s.failed) failed"
         if s.skipped > 0 { text += ", \(s.skipped) skipped" }
         text += ", \(s.foods) foods"
         if s.fromJournal > 0 { text += ", \(s.analysed) analysed, \(s.fromJournal) from the journal" }
         text += String(format: ", %.1f s, %.1f photos/s on %d thread%@", s.seconds, s.photosPerSecond, s.workers, s.workers == 1 ? "" : "s")
-        text += " in \(InferencePrecision.automatic.rawValue.uppercased())"   // which arithmetic the answers came from
+        text += " in \(precision.rawValue.uppercased())"   // which arithmetic the answers came from
         if log {
             text += "; diary: \(s.mealsCreated) meals created, \(s.mealsMerged) photos merged into meals, \(s.duplicates) already logged"
             if s.unknown > 0 { text += ", \(s.unknown) unrecognised (logged as such)" }

@@ -6,7 +6,7 @@ import FoodRecognition
 import FoodTraining
 
 extension AnalyzeCommand {
-    var storePath: String { db ?? MealStore.defaultPath(dataDirectory: ResourceLocator.userDataDirectory()) }
+    var storePath: String { db ?? MealStore.defaultPath(dataDirectory: ProcessSettings.userDataDirectory) }
 
     func openJournal() throws -> MealStore.Journal {
         do {

@@ -75,8 +75,8 @@ struct BarcodeCommand: AsyncParsableCommand {
             let agent = "FoodMoment/\(FoodMomentVersion.string) (Linux command-line meal analysis)"
             return OnlineProductLookup(client: OpenFoodFactsClient(transport: CurlHTTPTransport(userAgent: agent), baseURL: base))
         }
-        let dir = nutritionDb.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
-        guard let database = try? NutritionDatabase.load(directory: dir) else {
+        let dir = nutritionDb.map { URL(fileURLWithPath: $0) } ?? ProcessSettings.nutritionDirectory
+        guard let database = try? ProcessSettings.loadNutrition(dir) else {
             Output.note("note: nutrition database not found at \(dir.path); codes are checked but not looked up")
             return NoProductLookup()
         }

@@ -124,7 +124,7 @@ struct BenchCommand: AsyncParsableCommand {
             return
         }
         let network: EfficientNetLite0
-        do { network = try EfficientNetLite0(modelDirectory: model, precision: precision ?? .automatic) } catch {
+        do { network = try EfficientNetLite0(modelDirectory: model, options: ProcessSettings.inference(precision: precision)) } catch {
             Output.error("\(error.description)")
             throw Exit.failed
         }

@@ -9,10 +9,11 @@ import FoodTraining
 
 /// One recognizer per thread (the backbone keeps a per-instance arena), sharing one load's weights.
 func loadRecognizers(threads: Int, models: String?) throws -> [FoodRecognizer] {
-    let dir = models ?? ResourceLocator.modelsDirectory()
-    let db = try? NutritionDatabase.load(directory: NutritionDatabase.defaultDirectory())
+    let dir = models ?? ProcessSettings.modelsDirectory
+    let db = try? ProcessSettings.loadNutrition()
     let portions = MealAnalyzer.portions(from: db)
-    return try FoodRecognizer.load(modelsDirectory: dir, userDataDirectory: nil, portions: portions).forWorkers(threads)
+    return try FoodRecognizer.load(modelsDirectory: dir, userDataDirectory: nil, portions: portions,
+                                   inference: ProcessSettings.inference()).forWorkers(threads)
 }
 
 struct EvalCommand: AsyncParsableCommand {
@@ -160,7 +161,7 @@ struct CalibrateCommand: AsyncParsableCommand {
         let headOnly = Double(rejected(notFoodScores, food.map(\.0).sorted()[min(budget, food.count - 1)], 0, nil)) / Double(max(1, notFoodScores.count))
         print(String(format: "(head probability alone at the same food budget would reject %.1f %% of the non-food images)", headOnly * 100))
         guard !dryRun else { return }
-        let dir = (models ?? ResourceLocator.modelsDirectory()) + "/food-head"
+        let dir = (models ?? ProcessSettings.modelsDirectory) + "/food-head"
         var cal = recognizers[0].calibration
         cal.unknownThreshold = threshold
         cal.foodContextThreshold = contextThreshold

@@ -74,7 +74,7 @@ struct FineTuneCommand: AsyncParsableCommand {
         }
         let index = Dictionary(uniqueKeysWithValues: classes.enumerated().map { ($1, $0) })
         let photoLabels = samples.map { index[$0.label]! }
-        let modelDir = ResourceLocator.modelsDirectory() + "/efficientnet-lite0"
+        let modelDir = ProcessSettings.modelsDirectory + "/efficientnet-lite0"
         let imageNetTop = try FoodTop.imageNet(modelDirectory: modelDir, blocks: blocks)
 
         var set: BlockOutputSet
@@ -85,7 +85,7 @@ struct FineTuneCommand: AsyncParsableCommand {
             Output.note("finetune: \(set.count) block outputs from the cache \(cache)")
         } else {
             Output.note("finetune: \(samples.count) photos/crops, \(classes.count) labels, \(views) views each, \(threads) threads")
-            let extractor = try EmbeddingExtractor(modelDirectory: modelDir, threads: threads)
+            let extractor = try EmbeddingExtractor(modelDirectory: modelDir, threads: threads, inference: ProcessSettings.inference())
             let start = ContinuousClock.now
             let progress = ProgressLine(total: samples.count)
             let (extracted, failures) = extractor.blockOutputs(samples, labels: photoLabels, views: views, seed: seed, tapBlock: tapBlock) { done, total in

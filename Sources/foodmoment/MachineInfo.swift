@@ -28,8 +28,8 @@ struct MachineInfo: Encodable {
         let target = "portable (built without FOODMOMENT_TARGET_CPU)"
         #endif
         return MachineInfo(cpu: model, cores: ProcessInfo.processInfo.activeProcessorCount, build: build,
-                           targetCPU: target, swift: "6.x", gemmKernel: GemmKernel.fastest.rawValue,
-                           precision: InferencePrecision.automatic.rawValue)
+                           targetCPU: target, swift: "6.x", gemmKernel: (ProcessSettings.inference().kernel ?? GemmKernel.fastest).rawValue,
+                           precision: ProcessSettings.inference().precision.rawValue)
     }
 
     var header: String {

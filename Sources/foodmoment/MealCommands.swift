@@ -166,8 +166,8 @@ struct MealCommand: AsyncParsableCommand {
             for g in grams { let (n, v) = try parseGrams(g); edits.append(.grams(index: n - 1, grams: v)) }
             var db: NutritionDatabase?
             if !add.isEmpty || !replace.isEmpty {
-                let url = nutritionDB.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
-                do { db = try NutritionDatabase.load(directory: url) } catch {
+                let url = nutritionDB.map { URL(fileURLWithPath: $0) } ?? ProcessSettings.nutritionDirectory
+                do { db = try ProcessSettings.loadNutrition(url) } catch {
                     Output.error("\(error.description) (needed to look up --add and --replace foods)")
                     throw Exit.failed
                 }
@@ -188,7 +188,7 @@ struct MealCommand: AsyncParsableCommand {
             for a in add { edits.append(.addFood(try ManualFoodSpec.make(a, db: db!))) }
             // A correction that will teach needs a readable store: checked before the diary changes, so a damaged
             // store leaves the meal as it was.
-            let personal = PersonalFoods(directory: ResourceLocator.userDataDirectory())
+            let personal = PersonalFoods(directory: ProcessSettings.userDataDirectory)
             var teach: [Correction] = []
             if !noLearn {
                 for c in corrections {
@@ -208,7 +208,7 @@ struct MealCommand: AsyncParsableCommand {
             for a in try storeCall({ try s.updateAchievements() }) { Output.note("🏆 unlocked: \(a.title)") }
             if json { try printDiaryJSON(m) } else { print(MealText.detail(m), terminator: "") }
             if !teach.isEmpty {
-                let analyzer = try MealAnalyzer.load(userDataDirectory: nil)
+                let analyzer = try MealAnalyzer.load(environment: ProcessSettings.environment)
                 for c in teach {
                     do {
                         if case .taught(let label, let count) = try c.teach(personal, analyzer: analyzer) {
@@ -252,9 +252,9 @@ struct MealCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let url = nutritionDB.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
+            let url = nutritionDB.map { URL(fileURLWithPath: $0) } ?? ProcessSettings.nutritionDirectory
             let db: NutritionDatabase
-            do { db = try NutritionDatabase.load(directory: url) } catch {
+            do { db = try ProcessSettings.loadNutrition(url) } catch {
                 Output.error("\(error.description) (needed to look up the foods)")
                 throw Exit.failed
             }

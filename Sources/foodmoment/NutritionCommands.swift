@@ -11,8 +11,8 @@ struct NutritionDBOptions: ParsableArguments {
     var directory: String?
 
     func load() throws -> NutritionDatabase {
-        let url = directory.map { URL(fileURLWithPath: $0) } ?? NutritionDatabase.defaultDirectory()
-        do { return try NutritionDatabase.load(directory: url) } catch {
+        let url = directory.map { URL(fileURLWithPath: $0) } ?? ProcessSettings.nutritionDirectory
+        do { return try ProcessSettings.loadNutrition(url) } catch {
             Output.error(error.description)
             throw Exit.failed
         }

@@ -33,7 +33,7 @@ struct RefineOptions: ParsableArguments {
     static func loadConfiguration() throws -> LLMConfiguration? {
         do {
             return try LLMConfiguration.load(environment: ProcessInfo.processInfo.environment,
-                                             userDataDirectory: ResourceLocator.userDataDirectory())
+                                             userDataDirectory: ProcessSettings.userDataDirectory)
         } catch {
             throw ValidationError(error.description)
         }

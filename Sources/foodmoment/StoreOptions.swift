@@ -17,7 +17,7 @@ struct StoreOptions: ParsableArguments {
     var readOnly = false
 
     var resolvedPath: String {
-        path ?? MealStore.defaultPath(dataDirectory: ResourceLocator.userDataDirectory())
+        path ?? MealStore.defaultPath(dataDirectory: ProcessSettings.userDataDirectory)
     }
 
     func open() throws -> MealStore {

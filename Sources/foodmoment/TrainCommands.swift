@@ -71,9 +71,10 @@ struct TrainCommand: AsyncParsableCommand {
             Output.note("train: \(xs.count) embeddings from the cache \(cache)")
         } else {
             Output.note("train: \(samples.count) photos/crops, \(classes.count) labels, \(views) views each, \(threads) threads")
-            let top = embedding == .food ? try FoodTop.load(directory: ResourceLocator.modelsDirectory() + "/food-head") : nil
-            let extractor = try EmbeddingExtractor(modelDirectory: ResourceLocator.modelsDirectory() + "/efficientnet-lite0",
-                                                   threads: threads, foodTop: top)
+            let top = embedding == .food ? try FoodTop.load(directory: ProcessSettings.modelsDirectory + "/food-head",
+                                                                             precision: ProcessSettings.inference().precision) : nil
+            let extractor = try EmbeddingExtractor(modelDirectory: ProcessSettings.modelsDirectory + "/efficientnet-lite0",
+                                                   threads: threads, foodTop: top, inference: ProcessSettings.inference())
             extractor.viewSize = viewSize
             let start = ContinuousClock.now
             let progress = ProgressLine(total: samples.count)
@@ -159,7 +160,7 @@ struct LearnCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store = PersonalFoods(directory: ResourceLocator.userDataDirectory())
+        let store = PersonalFoods(directory: ProcessSettings.userDataDirectory)
         do {
             try await run(store)
         } catch let error as PersonalFoodsError {
@@ -190,7 +191,7 @@ struct LearnCommand: AsyncParsableCommand {
         let label = arguments[0]
         let photos = Array(arguments.dropFirst())
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
-        let analyzer = try MealAnalyzer.load(userDataDirectory: nil, decoder: decoder)
+        let analyzer = try MealAnalyzer.load(environment: ProcessSettings.environment, decoder: decoder)
         var examples: [[Float]] = [], failures: [(path: String, reason: String)] = []
         for path in photos {
             switch decoder.decode(path: path) {

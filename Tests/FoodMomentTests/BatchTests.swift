@@ -228,10 +228,13 @@ import Testing
 
     @Test func settingsKeyChangesWithDecodeOptions() {
         let models = TestPaths.repoRoot + "/models", nutrition = TestPaths.repoRoot + "/nutrition-db"
-        let a = BatchSettings.key(modelsDirectory: models, nutritionDirectory: nutrition, userDataDirectory: "/nonexistent", decodeSize: 224, acceptDamaged: false)
-        let b = BatchSettings.key(modelsDirectory: models, nutritionDirectory: nutrition, userDataDirectory: "/nonexistent", decodeSize: 448, acceptDamaged: false)
-        let c = BatchSettings.key(modelsDirectory: models, nutritionDirectory: nutrition, userDataDirectory: "/nonexistent", decodeSize: 224, acceptDamaged: false)
+        let a = BatchSettings.key(modelsDirectory: models, nutritionDirectory: nutrition, userDataDirectory: "/nonexistent", decodeSize: 224, acceptDamaged: false, precision: .fp32)
+        let b = BatchSettings.key(modelsDirectory: models, nutritionDirectory: nutrition, userDataDirectory: "/nonexistent", decodeSize: 448, acceptDamaged: false, precision: .fp32)
+        let c = BatchSettings.key(modelsDirectory: models, nutritionDirectory: nutrition, userDataDirectory: "/nonexistent", decodeSize: 224, acceptDamaged: false, precision: .fp32)
         #expect(a != b)
         #expect(a == c)
+        // The arithmetic is part of the key when this CPU runs another one (answers move by a hundredth).
+        let other = BatchSettings.key(modelsDirectory: models, nutritionDirectory: nutrition, userDataDirectory: "/nonexistent", decodeSize: 224, acceptDamaged: false, precision: .bf16)
+        #expect((other != a) == InferencePrecision.bf16Supported)
     }
 }

@@ -26,6 +26,9 @@ public struct ServerConfiguration: Sendable {
     public var analyzers: Int = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 4))
     public var modelsDirectory: String?
     public var nutritionDirectory: URL?
+    /// The executable's environment, from which folders left nil and the network's arithmetic are found
+    /// (`FOODMOMENT_MODELS`, `FOODMOMENT_NUTRITION_DB`, `FOODMOMENT_PRECISION`); the library reads none itself.
+    public var environment: [String: String] = [:]
     /// Longest an analysis may wait for an analyzer and run, seconds (then 503 with Retry-After).
     public var analyzeTimeout: Double = 60
     /// Photos one user may analyse per minute (per instance).
@@ -188,8 +191,8 @@ public enum FoodServer {
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: 224, maxPixels: config.maxPixels, maxFileBytes: config.maxBodyBytes))
         // The nutrition tables and the model's weights are read once and shared; each analyzer needs its own recognizer
         // (its own activation buffers).
-        let first = try MealAnalyzer.load(modelsDirectory: config.modelsDirectory, nutritionDirectory: config.nutritionDirectory,
-                                          userDataDirectory: nil, decoder: decoder)
+        let first = try MealAnalyzer.load(environment: config.environment, modelsDirectory: config.modelsDirectory,
+                                          nutritionDirectory: config.nutritionDirectory, decoder: decoder)
         let analyzers = first.recognizer.forWorkers(config.analyzers).map {
             MealAnalyzer(decoder: decoder, recognizer: $0, nutrition: first.nutrition)
         }

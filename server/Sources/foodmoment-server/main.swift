@@ -43,7 +43,7 @@ struct DataOption: ParsableArguments {
     @Option(help: ArgumentHelp("PostgreSQL for accounts and diaries, shared by every instance: postgres://USER:PASSWORD@HOST:PORT/DATABASE (add ?sslmode=require for TLS). Default: SQLite files in the data folder (one instance).", valueName: "url"))
     var database: String?
 
-    var directory: String { data ?? Environment.value("data") ?? ResourceLocator.userDataDirectory() + "/server" }
+    var directory: String { data ?? Environment.value("data") ?? ResourceLocator.userDataDirectory(environment: ProcessInfo.processInfo.environment) + "/server" }
 
     @Option(help: "With --database: longest a request waits for PostgreSQL (a connection included) before a 503 with Retry-After, seconds (default 5).")
     var databaseTimeout: Double?
@@ -108,6 +108,7 @@ struct Run: AsyncParsableCommand {
 
     func configuration() throws -> (ServerConfiguration, Logger.Level) {
         var c = ServerConfiguration(dataDirectory: data.directory)
+        c.environment = ProcessInfo.processInfo.environment
         c.host = host ?? Environment.value("host") ?? c.host
         c.port = try port ?? Environment.number("port", c.port)
         c.maxBodyBytes = (try maxBodyMb ?? Environment.number("max-body-mb", 20)) << 20
@@ -162,7 +163,7 @@ struct Run: AsyncParsableCommand {
         // The CLI's LLM settings (FOODMOMENT_LLM_* or llm.json); only `refine=true` requests use them.
         let llm: LLMConfiguration?
         do {
-            llm = try LLMConfiguration.load(environment: ProcessInfo.processInfo.environment, userDataDirectory: ResourceLocator.userDataDirectory())
+            llm = try LLMConfiguration.load(environment: ProcessInfo.processInfo.environment, userDataDirectory: ResourceLocator.userDataDirectory(environment: ProcessInfo.processInfo.environment))
         } catch {
             throw ValidationError("the LLM settings are wrong: \(error.description)")
         }
