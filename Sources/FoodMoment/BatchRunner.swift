@@ -124,33 +124,30 @@ public final class BatchRunner: @unchecked Sendable {
         var chunkStart = 0
         while chunkStart < paths.count, !shouldStop() {
             let chunk = Array(paths[chunkStart..<min(paths.count, chunkStart + chunkSize)])
-            let slots = ChunkSlots<(PhotoResult, Origin, Date, [UInt8]?)>(count: chunk.count)
             let early = chunkStart == 0 ? firstPhoto : nil
-            Self.forEach(chunk.count, workers: workers) { i, w in
+            var values = WorkerPool.map(chunk.count, workers: workers) { i, w in
                 var value = process(path: chunk[i], worker: w, early: i == 0 ? early?.value : nil)
                 if !keepBytes { value.3 = nil }
-                slots.set(i, value)
                 onDone(chunk[i])
+                return value
             }
-            var values = slots.values
             if let refine {
                 let fresh = values.indices.filter { values[$0]?.1 == .analysed && values[$0]?.0.succeeded == true }
                 let refined = await refine(fresh.map { AnalyzedPhoto(result: values[$0]!.0, bytes: values[$0]!.3) })
                 for (k, i) in fresh.enumerated() where k < refined.count { values[i]!.0 = refined[k] }
             }
-            let outputs = ChunkSlots<Result<String, PhotoError>>(count: values.count)
+            var outputs = [Result<String, PhotoError>?](repeating: nil, count: values.count)
             if let output {
                 let done = values
-                Self.forEach(done.count, workers: workers) { i, _ in
-                    if let (r, _, _, bytes) = done[i], r.succeeded, r.foods != nil {
-                        outputs.set(i, output(AnalyzedPhoto(result: r, bytes: bytes)))
-                    }
+                outputs = WorkerPool.map(done.count, workers: workers) { i, _ in
+                    guard let (r, _, _, bytes) = done[i], r.succeeded, r.foods != nil else { return nil }
+                    return output(AnalyzedPhoto(result: r, bytes: bytes))
                 }
             }
             for (offset, slot) in values.enumerated() {
                 guard let (result, origin, modified, _) = slot else { continue }
                 var item = Item(index: chunkStart + offset, result: result, origin: origin)
-                item.output = outputs.values[offset]
+                item.output = outputs[offset]
                 if let journal, result.succeeded, let hash = result.photoHash, origin == .analysed || options.log,
                    result.refinement?.status != .unrefined {
                     let meal = options.log ? result.mealInput(fileModified: modified, timeZone: options.timeZone,
@@ -247,25 +244,4 @@ public struct EarlyDecode: Sendable {
         }
         elapsed = ContinuousClock.now - start
     }
-}
-
-extension BatchRunner {
-    /// `body(i, worker)` for every i in 0..<count on up to `workers` threads; worker w takes w, w + n, w + 2n, …
-    /// (so worker w always uses analyzer w).
-    static func forEach(_ count: Int, workers: Int, _ body: @Sendable (Int, Int) -> Void) {
-        let n = min(workers, count)
-        guard n > 0 else { return }
-        DispatchQueue.concurrentPerform(iterations: n) { w in
-            var i = w
-            while i < count { body(i, w); i += n }
-        }
-    }
-}
-
-/// One value per photo of a chunk, filled from worker threads.
-private final class ChunkSlots<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private(set) var values: [Value?]
-    init(count: Int) { values = Array(repeating: nil, count: count) }
-    func set(_ i: Int, _ v: Value) { lock.lock(); values[i] = v; lock.unlock() }
 }

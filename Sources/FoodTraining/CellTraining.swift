@@ -84,3 +84,36 @@ package enum CellTraining {
         return (features, labels)
     }
 }
+
+extension CellTraining {
+    /// How many cells of each map train the head (`dev train-cells`): SOHL plates and fruit scenes, and ECUSTFD's
+    /// one-food photos (which have plenty, and are not mirrored).
+    package struct CellBudget: Sendable {
+        package var maxForeground = 60, maxBackground = 30, ecustfdForeground = 6, ecustfdBackground = 5
+        package var backgroundBelow = 0.0
+        package init() {}
+    }
+
+    /// The labelled cells of every training record (`cells(of:record:…)`), photo by photo on the recognisers' workers,
+    /// seeded per photo and kept in photo order; `failures` are the photos that could not be decoded or mapped.
+    package static func extract(_ train: [DetectionRecord], classIndex: [String: Int], sizes: [Int], aspects: [Bool],
+                                budget: CellBudget, recognizers: [FoodRecognizer],
+                                progress: (@Sendable (Int, Int) -> Void)? = nil)
+        -> (features: [[Float]], labels: [Int], failures: [String]) {
+        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
+        let perPhoto = WorkerPool.map(train.count, workers: recognizers.count, progress: progress) { i, w -> (features: [[Float]], labels: [Int])? in
+            let r = train[i]
+            var rng = SplitMix64(seed: UInt64(i + 1))
+            let ecustfd = r.source == "ecustfd"
+            guard case .success(let (decoded, _)) = decoder.decode(path: r.image) else { return nil }
+            return try? cells(of: decoded.image, record: r, classIndex: classIndex, sizes: sizes, mirror: !ecustfd,
+                              aspects: aspects, recognizer: recognizers[w],
+                              maxForeground: ecustfd ? budget.ecustfdForeground : budget.maxForeground,
+                              maxBackground: ecustfd ? budget.ecustfdBackground : budget.maxBackground,
+                              backgroundBelow: budget.backgroundBelow, rng: &rng)
+        }
+        let failures = train.indices.filter { perPhoto[$0] == nil }.map { train[$0].image }
+        let got = perPhoto.compactMap { $0 }
+        return (got.flatMap(\.features), got.flatMap(\.labels), failures)
+    }
+}

@@ -1,4 +1,4 @@
-package import FoodRecognition
+import FoodRecognition
 import FoodMoment
 package import FoodVision
 package import FoodCore

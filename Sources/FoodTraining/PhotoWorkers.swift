@@ -11,20 +11,9 @@ enum PhotoWorkers {
     /// short side) or why it could not be decoded; nil results stay nil.
     static func map<T>(_ paths: [String], workers: Int, minShortSide: Int, progress: (@Sendable (Int, Int) -> Void)?,
                        _ body: @Sendable (_ worker: Int, _ index: Int, _ decoded: Result<RGBImage, PhotoError>) -> T?) -> [T?] {
-        let lock = NSLock()
-        nonisolated(unsafe) var out = [T?](repeating: nil, count: paths.count)
-        nonisolated(unsafe) var done = 0
         let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: minShortSide))
-        let workers = max(1, workers)
-        DispatchQueue.concurrentPerform(iterations: workers) { w in
-            var i = w
-            while i < paths.count {
-                let result = body(w, i, decoder.decode(path: paths[i]).map(\.0.image))
-                lock.lock(); out[i] = result; done += 1; let d = done; lock.unlock()
-                progress?(d, paths.count)
-                i += workers
-            }
+        return WorkerPool.map(paths.count, workers: workers, progress: progress) { i, w in
+            body(w, i, decoder.decode(path: paths[i]).map(\.0.image))
         }
-        return out
     }
 }

@@ -1,6 +1,6 @@
 import FoodRecognition
 import FoodMoment
-package import FoodVision
+import FoodVision
 package import FoodCore
 import Foundation
 import ImageCodecs

@@ -71,12 +71,8 @@ struct BenchStagesCommand: AsyncParsableCommand {
         let work = (0..<runs).flatMap { _ in files }
         let multiStart = ContinuousClock.now
         let workers = recognizers.count
-        DispatchQueue.concurrentPerform(iterations: workers) { w in
-            var i = w
-            while i < work.count {
-                if case .success(let (decoded, _)) = decoder.decode(path: work[i]) { _ = try? recognizers[w].recognize(decoded.image) }
-                i += workers
-            }
+        WorkerPool.forEach(work.count, workers: workers) { i, w in
+            if case .success(let (decoded, _)) = decoder.decode(path: work[i]) { _ = try? recognizers[w].recognize(decoded.image) }
         }
         let multiSeconds = (ContinuousClock.now - multiStart).milliseconds / 1000
         let multiRate = Double(work.count) / multiSeconds

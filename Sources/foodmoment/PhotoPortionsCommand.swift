@@ -67,26 +67,13 @@ struct FitPhotoPortionsCommand: AsyncParsableCommand {
         let recognizers = try loadRecognizers(threads: threads, models: models).map {
             $0.with(calibration: $0.calibration, coinFinder: .some(nil), photoPortions: .some(nil))
         }
-        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
         let progress = ProgressLine(total: jobs.count)
-        let lock = NSLock()
-        nonisolated(unsafe) var areas = [Double?](repeating: nil, count: jobs.count)
-        DispatchQueue.concurrentPerform(iterations: recognizers.count) { w in
-            var i = w
-            while i < jobs.count {
-                defer { i += recognizers.count; progress.advance("fit-photo-portions") }
-                guard case .success(let (decoded, _)) = decoder.decode(path: jobs[i].path),
-                      let foods = try? recognizers[w].recognize(decoded.image).foods,
-                      foods.count == 1, foods[0].label == jobs[i].label else { continue }
-                lock.lock(); areas[i] = foods[0].box.clipped.area; lock.unlock()
-            }
-        }
+        let areas = PhotoPortionTraining.singleFoodAreas(jobs, recognizers: recognizers) { _, _ in progress.advance("fit-photo-portions") }
         progress.finish()
         var measured = 0
         for label in Set(byLabel.keys).union(model.labels.keys).sorted() {
-            let values = jobs.indices.filter { jobs[$0].label == label }.compactMap { areas[$0] }.sorted()
             var prior = model.labels[label] ?? .init()
-            prior.area = values.count >= 5 ? (values[values.count / 2] * 1000).rounded() / 1000 : nil
+            prior.area = PhotoPortionTraining.typicalArea(jobs.indices.filter { jobs[$0].label == label }.compactMap { areas[$0] })
             if prior.area != nil { measured += 1 }
             model.labels[label] = prior == .init() ? nil : prior
         }

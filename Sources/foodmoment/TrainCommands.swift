@@ -295,47 +295,10 @@ struct TrainReferenceCommand: AsyncParsableCommand {
         let size = max(recognizers[0].calibration.localizationSize, FoodRecognizer.inputSize)
         let maps = recognizers[0].calibration.fusedMapBlocks.map { "fused whole-photo maps (blocks \($0))" } ?? "\(size)-px maps"
         Output.note("train-reference: \(train.count) ECUSTFD train photos with a coin, \(negativePhotos.count) negative photos, \(maps)")
-        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
         let jobs: [(path: String, record: DetectionRecord?)] = train.map { ($0.image, $0) } + negativePhotos.map { ($0, nil) }
-        let lock = NSLock()
-        // Per photo, so the training set's order (and the head) does not depend on thread timing.
-        nonisolated(unsafe) var perPhoto = [[([Float], Int)]](repeating: [], count: jobs.count)
-        nonisolated(unsafe) var done = 0
-        DispatchQueue.concurrentPerform(iterations: recognizers.count) { w in
-            var i = w
-            while i < jobs.count {
-                defer { i += recognizers.count }
-                var rng = SplitMix64(seed: UInt64(i + 1))
-                guard case .success(let (decoded, _)) = decoder.decode(path: jobs[i].path) else { continue }
-                // The map `analyze` gives the coin finder (the localisation pass's, or the fused whole-photo map).
-                guard let map = try? recognizers[w].cellMap(of: decoded.image) else { continue }
-                let gw = map.width, gh = map.height, d = map.channels
-                func cell(_ x: Int, _ y: Int) -> [Float] { Array(map.values[((y * gw + x) * d)..<((y * gw + x + 1) * d)]) }
-                var local: [([Float], Int)] = []
-                if let r = jobs[i].record, let coin = r.coins?.first {
-                    let cx = min(gw - 1, Int((coin.x + coin.w / 2) * Double(gw))), cy = min(gh - 1, Int((coin.y + coin.h / 2) * Double(gh)))
-                    local.append((cell(cx, cy), 1))
-                    if let food = r.boxes.first {
-                        let fx = min(gw - 1, Int((food.x + food.w / 2) * Double(gw))), fy = min(gh - 1, Int((food.y + food.h / 2) * Double(gh)))
-                        if max(abs(fx - cx), abs(fy - cy)) >= 2 { local.append((cell(fx, fy), 0)) }
-                    }
-                    var tries = 0
-                    while local.count < 8 && tries < 100 {
-                        tries += 1
-                        let x = Int(rng.next() % UInt64(gw)), y = Int(rng.next() % UInt64(gh))
-                        if max(abs(x - cx), abs(y - cy)) >= 2 { local.append((cell(x, y), 0)) }
-                    }
-                } else {
-                    for _ in 0..<20 { local.append((cell(Int(rng.next() % UInt64(gw)), Int(rng.next() % UInt64(gh))), 0)) }
-                }
-                lock.lock()
-                perPhoto[i] = local
-                done += 1
-                if done % 250 == 0 { Output.note("train-reference: \(done)/\(jobs.count) photos") }
-                lock.unlock()
-            }
+        let (xs, ys) = ReferenceTraining.coinCells(jobs, recognizers: recognizers) { done, total in
+            if done % 250 == 0 { Output.note("train-reference: \(done)/\(total) photos") }
         }
-        let xs = perPhoto.flatMap { $0.map(\.0) }, ys = perPhoto.flatMap { $0.map(\.1) }
         Output.note("train-reference: \(ys.filter { $0 == 1 }.count) coin cells, \(ys.filter { $0 == 0 }.count) background cells; fitting")
         let head = try SoftmaxHead.train(embeddings: xs, labels: ys, classes: ["background", "reference_coin"], l2: l2,
                                          holdOutFraction: 0.1, maxEpochs: 60, learningRate: 0.001)
@@ -347,41 +310,18 @@ struct TrainReferenceCommand: AsyncParsableCommand {
         let finder = try CoinFinder(head: head, model: model)
 
         // With the physical item each sample shows, so the exponent is judged on items it was not fitted on.
-        typealias Sample = (label: String, areaCm2: Double, grams: Double, item: String)
-        nonisolated(unsafe) var samples: [Sample] = []
+        let samples: [ReferenceTraining.Sample]
         if fit == "truth" {
-            for r in train {
-                guard let coin = r.coins?.first, let grams = r.grams else { continue }
-                let diameter = max(coin.w * Double(r.width), coin.h * Double(r.height))
-                let mm = model.coinDiameterMM / diameter
-                for b in r.boxes { if let g = grams[b.label] { samples.append((b.label, b.w * Double(r.width) * b.h * Double(r.height) * mm * mm / 100, g, item(r))) } }
-            }
+            samples = ReferenceTraining.truthSamples(train, coinDiameterMM: model.coinDiameterMM, item: item)
         } else {
             // The recognisers as loaded (food top, cell detector, plate head: analyze's own labels and boxes) with the
             // coin finder just trained.
             let withCoin = recognizers.map { $0.with(calibration: $0.calibration, coinFinder: .some(finder)) }
-            nonisolated(unsafe) var found = 0
-            DispatchQueue.concurrentPerform(iterations: withCoin.count) { w in
-                var i = w
-                while i < train.count {
-                    defer { i += withCoin.count }
-                    let r = train[i]
-                    guard let grams = r.grams, case .success(let (decoded, _)) = decoder.decode(path: r.image),
-                          let rec = try? withCoin[w].recognize(decoded.image), let ref = rec.reference else { continue }
-                    let mm = ref.millimetresPerPixel
-                    var local: [Sample] = []
-                    for b in r.boxes {
-                        guard let g = grams[b.label], let f = rec.foods.filter({ $0.label == b.label }).max(by: { $0.box.iou(b.normalized) < $1.box.iou(b.normalized) }) else { continue }
-                        local.append((b.label, f.box.w * Double(decoded.image.width) * f.box.h * Double(decoded.image.height) * mm * mm / 100, g, item(r)))
-                    }
-                    lock.lock(); samples += local; found += 1; lock.unlock()
-                }
-            }
+            let found: Int
+            (samples, found) = ReferenceTraining.predictedSamples(train, recognizers: withCoin, item: item)
             Output.note("train-reference: coin found in \(found) of \(train.count) train photos")
         }
         let exponents = exponent.isEmpty ? stride(from: 0.0, through: 1.5, by: 0.25).map { $0 } : exponent
-        // Threads append in any order: sorted, the fit (and its sums) is the same every run.
-        samples.sort { ($0.item, $0.label, $0.areaCm2, $0.grams) < ($1.item, $1.label, $1.areaCm2, $1.grams) }
         let (fittedModel, trial) = ReferenceModel.fit(samples: samples.map { ($0.label, $0.areaCm2, $0.grams) }, exponents: exponents,
                                                       perLabelMinCount: perLabelMinCount,
                                                       groups: folds >= 2 ? samples.map(\.item) : nil, folds: folds)
@@ -472,34 +412,16 @@ struct TrainCellsCommand: AsyncParsableCommand {
     func extract(_ train: [DetectionRecord], classIndex: [String: Int]) throws -> ([[Float]], [Int]) {
         let recognizers = try loadRecognizers(threads: threads, models: models)
         Output.note("train-cells: \(train.count) training photos, \(classIndex.count - 1) food labels, sizes \(sizes)")
-        let decoder = PhotoDecoder(options: DecodeOptions(minShortSide: FoodRecognizer.inputSize))
-        let lock = NSLock()
-        nonisolated(unsafe) var perPhoto = [(features: [[Float]], labels: [Int])](repeating: ([], []), count: train.count)
-        nonisolated(unsafe) var done = 0
-        nonisolated(unsafe) var failures: [String] = []
-        DispatchQueue.concurrentPerform(iterations: recognizers.count) { w in
-            var i = w
-            while i < train.count {
-                defer { i += recognizers.count }
-                let r = train[i]
-                var rng = SplitMix64(seed: UInt64(i + 1))
-                let ecustfd = r.source == "ecustfd"
-                guard case .success(let (decoded, _)) = decoder.decode(path: r.image),
-                      let got = try? CellTraining.cells(of: decoded.image, record: r, classIndex: classIndex, sizes: sizes, mirror: !ecustfd,
-                                                        aspects: aspects, recognizer: recognizers[w],
-                                                        maxForeground: ecustfd ? ecustfdForeground : maxForeground,
-                                                        maxBackground: ecustfd ? ecustfdBackground : maxBackground,
-                                                        backgroundBelow: backgroundBelow, rng: &rng)
-                else { lock.lock(); failures.append(r.image); lock.unlock(); continue }
-                lock.lock()
-                perPhoto[i] = got
-                done += 1
-                if done % 250 == 0 { Output.note("train-cells: \(done)/\(train.count) photos") }
-                lock.unlock()
-            }
+        var budget = CellTraining.CellBudget()
+        budget.maxForeground = maxForeground; budget.maxBackground = maxBackground
+        budget.ecustfdForeground = ecustfdForeground; budget.ecustfdBackground = ecustfdBackground
+        budget.backgroundBelow = backgroundBelow
+        let got = CellTraining.extract(train, classIndex: classIndex, sizes: sizes, aspects: aspects, budget: budget,
+                                       recognizers: recognizers) { done, total in
+            if done % 250 == 0 { Output.note("train-cells: \(done)/\(total) photos") }
         }
-        for f in failures.prefix(5) { Output.note("note: could not use \(f)") }
-        return (perPhoto.flatMap(\.features), perPhoto.flatMap(\.labels))
+        for f in got.failures.prefix(5) { Output.note("note: could not use \(f)") }
+        return (got.features, got.labels)
     }
 
     func fit(_ xs: [[Float]], _ ys: [Int], classes: [String], photos: Int) throws {
