@@ -123,8 +123,8 @@ public final class MealAnalyzer: @unchecked Sendable {
                 result.top = recognition.top
                 result.reference = recognition.reference
                 var timings = recognition.timings
-                timings["decode"] = summary.decodeMilliseconds
-                timings["total"] = (ContinuousClock.now - start).milliseconds
+                timings[.decode] = summary.decodeMilliseconds
+                timings[.total] = (ContinuousClock.now - start).milliseconds
                 result.timings = timings
                 result.precision = recognizer.backbone.precision
                 if let db = nutrition {

@@ -103,7 +103,7 @@ public struct PhotoResult: Sendable, Codable, Equatable {
     /// The food head's best labels for the whole photo.
     public var top: [LabelScore]?
     /// Milliseconds per stage.
-    public var timings: [String: Double]?
+    public var timings: StageTimings?
     /// The arithmetic of the backbone's 1×1 convolutions that recognised the photo (`--precision`); nil when
     /// recognition did not run. Answers can differ slightly between arithmetics, so a result says which it came from.
     public var precision: InferencePrecision?

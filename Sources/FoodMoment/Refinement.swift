@@ -136,9 +136,9 @@ public final class PhotoRefiner: Sendable {
                 result.flags = flags.isEmpty ? nil : flags
             }
         }
-        var timings = result.timings ?? [:]
-        timings["llm"] = (ContinuousClock.now - start).milliseconds
-        info.milliseconds = timings["llm"]
+        var timings = result.timings ?? StageTimings()
+        timings[.llm] = (ContinuousClock.now - start).milliseconds
+        info.milliseconds = timings[.llm]
         result.timings = timings
         result.refinement = info
         return result

@@ -47,7 +47,7 @@ public struct Recognition: Sendable, Codable, Equatable {
     /// The head's five best labels for the whole photo.
     public var top: [LabelScore]
     /// Milliseconds per step: preprocess, backbone, head, localisation.
-    public var timings: [String: Double]
+    public var timings: StageTimings
     /// The scale reference (coin) found in the photo, if any; never one of `foods`.
     public var reference: ReferenceObject?
     /// True when the boxes came from the whole-photo pass's map because `RecognitionCalibration.localizationGate`
@@ -553,7 +553,7 @@ public final class FoodRecognizer: @unchecked Sendable {
 
     /// The backbone passes of stage 1, by `calibration.embeddingSource` and `localisationSize`: the whole-photo
     /// embedding and ImageNet logits, and the feature map for boxes. `lap` marks the ends of the steps.
-    func forwardPasses(_ image: RGBImage, lap: (String) -> Void = { _ in }) throws -> Passes {
+    func forwardPasses(_ image: RGBImage, lap: (PipelineStage) -> Void = { _ in }) throws -> Passes {
         let localSize = calibration.localizationSize
         let useTop = foodTop != nil
         let tap = foodTop?.tapBlock
@@ -568,13 +568,13 @@ public final class FoodRecognizer: @unchecked Sendable {
         var whole: [(embedding: [Float], logits: [Float])]
         var localMap: FloatImage?, localBlock: FloatImage?
         var skipped = false
-        var localStep = "backbone_local"
+        var localStep = PipelineStage.backboneLocal
         var coarseMap: FloatImage?
         var fusedParts: [FloatImage]?
         if calibration.embeddingSource == .localization {
             let input = ImageResampler.tensor(from: image, mode: .stretch, size: max(localSize, Self.inputSize),
                                               normalization: .efficientNetLite)
-            lap("preprocess")
+            lap(.preprocess)
             let pass = try full([input])
             whole = pass.whole
             localMap = pass.outs.first?.featureMap; localBlock = pass.outs.first?.blockOutput
@@ -582,26 +582,26 @@ public final class FoodRecognizer: @unchecked Sendable {
             let inputs = calibration.embeddingSource == .single ? [Self.preprocess(image)] : Self.preprocessWithMirror(image)
             let localInput = localSize > Self.inputSize && calibration.fusedMapBlocks == nil
                 ? LocalizationInput.tensor(image, size: localSize, keepAspect: calibration.keepAspect) : nil
-            lap("preprocess")
+            lap(.preprocess)
             if let fineBlocks = calibration.fusedMapBlocks {
                 guard foodTop?.blocks.isEmpty ?? true else {
                     throw FoodVisionError.invalidInput(reason: "a fused cell map needs a food top without blocks (calibration.json fusedMapBlocks)")
                 }
                 let pass = try full(inputs, extra: fineBlocks)
                 whole = pass.whole
-                lap("backbone")
+                lap(.backbone)
                 guard let first = pass.outs.first, let coarse = first.featureMap, first.extraBlockOutputs.count == fineBlocks.count else {
                     throw FoodVisionError.invalidInput(reason: "backbone returned no maps to fuse")
                 }
                 fusedParts = first.extraBlockOutputs + [coarse]; localBlock = first.blockOutput
                 coarseMap = coarse
-                localStep = "fuse"
+                localStep = .fuse
             } else if let localInput {
                 if let gate = calibration.localizationGate, foodTop?.blocks.isEmpty ?? true {
                     // The whole-photo pass with its map, for the gate (and for the boxes when the gate says so).
                     let pass = try full(inputs)
                     whole = pass.whole
-                    lap("backbone")
+                    lap(.backbone)
                     if let first = pass.outs.first, let wholeMap = first.featureMap,
                        try gateEvidence(embedding: Self.meanOf(whole.map(\.embedding)), map: wholeMap)?.allowsSkipping(gate) == true {
                         localMap = wholeMap; localBlock = first.blockOutput
@@ -609,7 +609,7 @@ public final class FoodRecognizer: @unchecked Sendable {
                     }
                 } else {
                     whole = try embeddings(of: inputs)
-                    lap("backbone")
+                    lap(.backbone)
                 }
                 if !skipped {
                     let local = try backbone.forward([localInput], includeFeatureMap: true, includeBlockOutput: useTop, blockOutputIndex: tap).first
@@ -617,7 +617,7 @@ public final class FoodRecognizer: @unchecked Sendable {
                 }
             } else {
                 let pass = try full(inputs)
-                lap("backbone")
+                lap(.backbone)
                 whole = pass.whole
                 localMap = pass.outs.first?.featureMap; localBlock = pass.outs.first?.blockOutput
             }
@@ -688,9 +688,9 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// `recognize`, with the photo's food-context mass (what the not-food decision read), for evaluation.
     public func recognizeScored(_ image: RGBImage, personal: PrototypeMatcher? = nil) throws -> (recognition: Recognition, foodContext: Float) {
         let matcher = personal ?? self.matcher
-        var timings: [String: Double] = [:]
+        var timings = StageTimings()
         var t = ContinuousClock.now
-        func lap(_ name: String) {
+        func lap(_ name: PipelineStage) {
             let now = ContinuousClock.now
             timings[name] = (now - t).milliseconds
             t = now
@@ -706,9 +706,9 @@ public final class FoodRecognizer: @unchecked Sendable {
         let top = try head.predict(embedding)
         // Learned foods are taught with the same food embedding (`learn` uses `embeddings(of:)`).
         let learned = matcher.labels.isEmpty ? nil : try matcher.match(passes.embedding)
-        lap("head")
+        lap(.head)
         let reference = coinFinder?.find(in: image, features: features)
-        lap("reference")
+        lap(.reference)
         var foods: [RecognizedFood] = []
         var unknown = false
         if let learned, let label = learned.label, learned.similarity >= calibration.matcherThreshold,
@@ -727,7 +727,7 @@ public final class FoodRecognizer: @unchecked Sendable {
                 if let plateCells = plateCellDetector,
                    RegionRules.isPlate(plateHeadSays: plate, global: top, model: plateCells.model, cellLabels: plateCells.classes) {
                     let passMap = try localizationPassMap(image)
-                    lap("backbone_local")
+                    lap(.backboneLocal)
                     foods = detectCells(plateCells, features: .map(passMap), global: top, plate: plate, reference: reference, imageSize: size)
                 } else {
                     foods = detectCells(cellDetector, features: features, global: top, plate: plate, reference: reference, imageSize: size)
@@ -764,7 +764,7 @@ public final class FoodRecognizer: @unchecked Sendable {
         } else {
             unknown = true
         }
-        lap("localise")
+        lap(.localise)
         return (Recognition(foods: foods, unknown: unknown, top: Array(top.prefix(5)), timings: timings, reference: reference,
                             localizationSkipped: passes.localizationSkipped ? true : nil),
                 foodMass)

@@ -58,7 +58,7 @@ struct BenchStagesCommand: AsyncParsableCommand {
             let rec = try r.recognize(decoded.image)
             if record {
                 samples["decode", default: []].append(decodeMs)
-                for (k, v) in rec.timings { samples[k, default: []].append(v) }
+                for (k, v) in rec.timings.milliseconds { samples[k.rawValue, default: []].append(v) }
                 samples["total", default: []].append((ContinuousClock.now - t).milliseconds)
             }
         }

@@ -110,8 +110,8 @@ struct TextPrinter: ResultPrinter {
             let decoded = Output.pad("decoded \(d.decodedWidth)x\(d.decodedHeight) (\(d.scale))", 24)
             // Decoding alone, then the photo's whole time (decode, recognition, nutrition, refinement).
             var time = String(format: "%7.1f ms", d.decodeMilliseconds)
-            if let total = r.timings?["total"] {
-                time += String(format: ", total %7.1f ms", total + (r.timings?["llm"] ?? 0))
+            if let total = r.timings?[.total] {
+                time += String(format: ", total %7.1f ms", total + (r.timings?[.llm] ?? 0))
             }
             var line = "\(file)  \(size) \(orient) \(decoded) \(time)"
             if !d.warnings.isEmpty { line += "  warning: \(d.warnings.joined(separator: "; "))" }

@@ -159,13 +159,13 @@ struct FusedCellMapTests {
         let thali = try decodeSample("thali-rice-curry-roti.jpg")
         let hybrid = try r.recognize(thali)
         let reference = try shipped.with(calibration: shipped.calibration, coinFinder: .some(nil)).recognize(thali)
-        #expect(hybrid.timings["backbone_local"] != nil && hybrid.timings["fuse"] != nil)
+        #expect(hybrid.timings[.backboneLocal] != nil && hybrid.timings[.fuse] != nil)
         #expect(hybrid.foods.map(\.label) == reference.foods.map(\.label) && hybrid.foods.map(\.box) == reference.foods.map(\.box))
         #expect(hybrid.foods.count >= 3)
         // Apples (not a plate; the bunch of bananas in banana.jpg is borderline and the plate head takes it for
         // one): no second pass, the boxes from the fused map.
         let apples = try r.recognize(try decodeSample("apple.jpg"))
-        #expect(apples.timings["backbone_local"] == nil && apples.timings["fuse"] != nil, "\(apples.timings.keys.sorted())")
+        #expect(apples.timings[.backboneLocal] == nil && apples.timings[.fuse] != nil, "\(apples.timings.milliseconds.keys.map(\.rawValue).sorted())")
         #expect(apples.foods.first?.label == "apple")
     }
 
@@ -179,7 +179,7 @@ struct FusedCellMapTests {
         #expect(try r.cellMap(of: image).width == 28)
         let rec = try r.recognize(image)
         #expect(rec.foods.first?.label == "banana")
-        #expect(rec.timings["fuse"] != nil && rec.timings["backbone_local"] == nil, "no localisation pass: \(rec.timings.keys.sorted())")
+        #expect(rec.timings[.fuse] != nil && rec.timings[.backboneLocal] == nil, "no localisation pass: \(rec.timings.milliseconds.keys.map(\.rawValue).sorted())")
         // The whole-photo answer is the shipped one: the fused map changes boxes, not labels.
         let shipped = try #require(sharedRecognizer).recognize(image)
         #expect(rec.top.map(\.label) == shipped.top.map(\.label))

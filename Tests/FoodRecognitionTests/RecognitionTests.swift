@@ -64,13 +64,13 @@ struct RecognitionTests {
         let evidence = try #require(try r.gateEvidence(pie))
         #expect(evidence.foods == 1 && !evidence.plate && evidence.topProbability >= 0.5 && evidence.coinProbability < 0.5, "\(evidence)")
         let skipped = try gated.recognize(pie)
-        #expect(skipped.localizationSkipped == true && skipped.timings["backbone_local"] == nil)
+        #expect(skipped.localizationSkipped == true && skipped.timings[.backboneLocal] == nil)
         let fromWholeMap = try whole.recognize(pie)
         #expect(skipped.foods == fromWholeMap.foods && skipped.top == fromWholeMap.top && skipped.foods.first?.label == "pizza")
         // A gate above the photo's probability runs the pass, and the answer is the ungated one.
         let strict = r.with(calibration: { var c = open; c.localizationGate?.minTopProbability = 1.01; return c }())
         let ran = try strict.recognize(pie), plain = try r.recognize(pie)
-        #expect(ran.localizationSkipped == nil && ran.timings["backbone_local"] != nil && ran.foods == plain.foods)
+        #expect(ran.localizationSkipped == nil && ran.timings[.backboneLocal] != nil && ran.foods == plain.foods)
         // Several foods on a plate: the pass runs, whatever the thresholds.
         let plate = try #require(try r.gateEvidence(thali))
         #expect(!plate.allowsSkipping(LocalizationGate(minTopProbability: 0, maxCoinProbability: 1)), "\(plate)")

@@ -325,8 +325,8 @@ struct Routes: Sendable {
         if let error = result.error {
             throw APIError(.unprocessableContent, code: "unreadable_image", "the photo could not be read: \(error.message)")
         }
-        for (stage, ms) in result.timings ?? [:] {
-            Timer(label: "foodmoment_analyze_stage", dimensions: [("stage", stage)]).recordNanoseconds(Int64(ms * 1e6))
+        for (stage, ms) in result.timings?.milliseconds ?? [:] {
+            Timer(label: "foodmoment_analyze_stage", dimensions: [("stage", stage.rawValue)]).recordNanoseconds(Int64(ms * 1e6))
         }
         var response = AnalysisResponse(result)
         if storePhoto {
