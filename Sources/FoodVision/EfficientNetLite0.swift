@@ -52,8 +52,8 @@ public final class EfficientNetLite0: @unchecked Sendable {
         var residual: Bool
     }
 
-    public let manifest: ModelManifest
-    public let architecture: BackboneArchitecture
+    package let manifest: ModelManifest
+    package let architecture: BackboneArchitecture
     /// The input size the weights were trained at (224 for Lite0, 240 Lite1, 260 Lite2).
     public var inputSize: Int { architecture.inputSize }
     public let labels: [String]

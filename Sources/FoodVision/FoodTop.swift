@@ -37,7 +37,7 @@ public struct FoodTop: Sendable {
     public let weights: [Float]
     public let bias: [Float]
     /// Fine-tuned backbone blocks run before the head conv (empty: the head conv reads the last block's output).
-    public let blocks: [TailBlock]
+    package let blocks: [TailBlock]
     package let conv: PointwiseConv2D
     let blockLayers: [TailBlock.Layers]
 
@@ -47,7 +47,7 @@ public struct FoodTop: Sendable {
     public var inputChannels: Int { blocks.first?.shape.inChannels ?? inChannels }
 
     /// `precision`: the arithmetic of its 1x1 convolutions (`InferencePrecision`).
-    public init(weights: [Float], bias: [Float], inChannels: Int, outChannels: Int, blocks: [TailBlock] = [],
+    package init(weights: [Float], bias: [Float], inChannels: Int, outChannels: Int, blocks: [TailBlock] = [],
                 precision: InferencePrecision = .preferred) throws(FoodVisionError) {
         guard inChannels > 0, outChannels > 0, weights.count == inChannels * outChannels, bias.count == outChannels else {
             throw .invalidInput(reason: "food top needs \(outChannels)x\(inChannels) weights and \(outChannels) biases, got \(weights.count) and \(bias.count)")

