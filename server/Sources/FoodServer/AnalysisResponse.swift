@@ -53,11 +53,13 @@ public struct AnalysisResponse: Codable, Sendable, Equatable {
     public var unknown: Bool
     /// True when the photo was kept (`store_photo=true`) under the caller's account.
     public var photoStored: Bool?
+    /// Where its owner can GET the kept photo (`/api/v1/images/{image_id}`); nil when it was not kept.
+    public var imageURL: String?
     /// With `refine=true`: whether the LLM changed the foods (provider, model) or why not.
     public var refinement: RefinementInfo?
 
     enum CodingKeys: String, CodingKey {
-        case tags, unknown, refinement, photoStored = "photo_stored"
+        case tags, unknown, refinement, photoStored = "photo_stored", imageURL = "image_url"
         case imageId = "image_id", totalCalories = "total_calories", totalNutrition = "total_nutrition"
         case detectedFoods = "detected_foods", aiAnalysis = "ai_analysis"
     }

@@ -4,6 +4,7 @@ import FoodMoment
 import FoodRecognition
 import FoodVision
 import Foundation
+import HTTPTypes
 import Hummingbird
 import ImageCodecs
 import LLMRefiner
@@ -29,6 +30,8 @@ public struct ServerConfiguration: Sendable {
     /// The executable's environment, from which folders left nil and the network's arithmetic are found
     /// (`FOODMOMENT_MODELS`, `FOODMOMENT_NUTRITION_DB`, `FOODMOMENT_PRECISION`); the library reads none itself.
     public var environment: [String: String] = [:]
+    /// The web app's folder (`web/`, with `index.html`), served at `/`; nil: no web app (`/` is a 404).
+    public var webDirectory: String?
     /// Longest an analysis may wait for an analyzer and run, seconds (then 503 with Retry-After).
     public var analyzeTimeout: Double = 60
     /// Photos one user may analyse per minute (per instance).
@@ -227,6 +230,7 @@ public enum FoodServer {
                          body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
             }
         }
+        if let dir = config.webDirectory, let web = WebApp(directory: dir) { web.register(on: router) }
         router.post("api/v1/auth/apple", use: auth.signInWithApple)
         router.post("api/v1/auth/refresh", use: auth.refresh)
         let api = router.group("api/v1")
@@ -236,6 +240,7 @@ public enum FoodServer {
         api.post("food/analyze", use: routes.analyze)
         api.get("food/search", use: routes.search)
         api.get("food/barcode/{code}", use: routes.barcode)
+        api.get("images/{id}", use: routes.image)
         let meals = MealRoutes(store: store, nutrition: nutrition, folders: folders, pool: routes.pool, timeout: config.analyzeTimeout,
                                logger: logger)
         api.post("meals", use: meals.create)
@@ -334,6 +339,7 @@ struct Routes: Sendable {
             let ext = ["jpeg": "jpg", "png": "png", "heic": "heic", "heif": "heic", "webp": "webp"][result.decode?.format ?? ""] ?? "img"
             try folders.savePhoto(bytes, named: response.imageId + "." + ext, for: user)
             response.photoStored = true
+            response.imageURL = "/api/v1/images/" + response.imageId
         }
         return try JSONResponse.make(response)
     }
@@ -363,6 +369,19 @@ struct Routes: Sendable {
             func v(_ n: Nutrient) -> Double? { food.per100g[n].map { ($0 * 1000).rounded() / 1000 } }
             kcalPer100g = v(.energyKcal); proteinGPer100g = v(.protein); carbsGPer100g = v(.carbohydrate); fatGPer100g = v(.fat)
         }
+    }
+
+    /// `GET /api/v1/images/{id}`: a photo the caller kept (`store_photo=true`); another user's, or none, is a 404.
+    @Sendable func image(_ request: Request, context: APIContext) async throws -> Response {
+        let user = try MealRoutes.user(context)
+        let id = context.parameters.get("id") ?? ""
+        guard let (bytes, ext) = folders.photo(id, for: user) else {
+            throw APIError.notFound("no kept photo \(id.prefix(64)) for you (photos are kept with store_photo=true on analyze)")
+        }
+        let type = ["jpg": "image/jpeg", "png": "image/png", "heic": "image/heic", "webp": "image/webp"][ext] ?? "application/octet-stream"
+        return Response(status: .ok, headers: [.contentType: type, .cacheControl: "private, max-age=86400",
+                                               HTTPField.Name("X-Content-Type-Options")!: "nosniff"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     @Sendable func search(_ request: Request, context: APIContext) async throws -> Response {

@@ -162,6 +162,13 @@ struct UserFolders: Sendable {
     /// The user's taught foods (corrections of meals with a kept photo), in their folder: removed with the account.
     func personalFoods(_ user: UserID) -> PersonalFoods { PersonalFoods(directory: folder(user)) }
 
+    /// A kept photo's bytes and file extension, for its owner only (another user's id finds nothing).
+    func photo(_ imageID: String, for user: UserID) -> (bytes: Data, ext: String)? {
+        guard let relative = storedPhoto(imageID, for: user),
+              let data = FileManager.default.contents(atPath: folder(user) + "/" + relative) else { return nil }
+        return (data, (relative as NSString).pathExtension.lowercased())
+    }
+
     func savePhoto(_ bytes: [UInt8], named name: String, for user: UserID) throws {
         let photos = folder(user) + "/photos"
         try FileManager.default.createDirectory(atPath: photos, withIntermediateDirectories: true)

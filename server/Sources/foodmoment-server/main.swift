@@ -105,10 +105,13 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Lifetime of an access token, minutes (default 15).") var accessTokenMinutes: Double?
     @Option(help: "Lifetime of a refresh token, days (default 60).") var refreshTokenDays: Double?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (default info).") var logLevel: String?
+    @Option(help: ArgumentHelp("The web app's folder, served at / (default: web/ beside the binary or the checkout, or FOODMOMENT_WEB).", valueName: "dir")) var web: String?
 
     func configuration() throws -> (ServerConfiguration, Logger.Level) {
         var c = ServerConfiguration(dataDirectory: data.directory)
         c.environment = ProcessInfo.processInfo.environment
+        c.webDirectory = web ?? ResourceLocator.directory(named: "web", environmentVariable: "FOODMOMENT_WEB", containing: "index.html",
+                                                          environment: c.environment)
         c.host = host ?? Environment.value("host") ?? c.host
         c.port = try port ?? Environment.number("port", c.port)
         c.maxBodyBytes = (try maxBodyMb ?? Environment.number("max-body-mb", 20)) << 20
