@@ -309,6 +309,13 @@ async function today() {
       el('button', { type: 'button', id: 'add-water', text: t('today.addwater'), onclick: async () => {
         if (await guarded(() => api('/water', { method: 'POST', body: { milliliters: 250 }, headers: { 'Idempotency-Key': idempotencyKey() } }))) today();
       } })));
+  const list = mealList(meals, today);
+  show(summary, el('section', { class: 'card' }, el('h2', { text: t('today.meals') }),
+    meals.length ? list : el('p', { class: 'help', text: t('today.nomeals') })));
+}
+
+/// A day's meals (type, time, title, foods, kcal) with delete; `changed` redraws the screen after a deletion.
+function mealList(meals, changed) {
   const list = el('ul', { class: 'meals', id: 'meals' });
   for (const m of meals) {
     const time = new Date(m.time).toLocaleTimeString(language() === 'zh' ? 'zh-CN' : 'en', { hour: '2-digit', minute: '2-digit' });
@@ -318,11 +325,92 @@ async function today() {
         el('p', { class: 'foods-line', text: names })),
       el('span', { class: 'kcal', text: `${round(m.totals.kcal)} kcal` }),
       el('button', { type: 'button', class: 'remove', 'aria-label': t('today.delete', { title: m.title }), text: '✕', onclick: async () => {
-        if ((await guarded(() => api(`/meals/${encodeURIComponent(m.id)}`, { method: 'DELETE' }))) !== undefined) { say(t('today.deleted')); today(); }
+        if ((await guarded(() => api(`/meals/${encodeURIComponent(m.id)}`, { method: 'DELETE' }))) !== undefined) { say(t('today.deleted')); changed(); }
       } })));
   }
-  show(summary, el('section', { class: 'card' }, el('h2', { text: t('today.meals') }),
-    meals.length ? list : el('p', { class: 'help', text: t('today.nomeals') })));
+  return list;
+}
+
+/// The diary: a month calendar with a dot on each day with meals, and the chosen day's meals.
+let diaryDay = null;
+async function diary() {
+  diaryDay = diaryDay ?? localDay();
+  const [year, month] = diaryDay.split('-').map(Number);
+  const monthText = `${year}-${String(month).padStart(2, '0')}`;
+  const q = `tz=${encodeURIComponent(timeZone)}`;
+  const data = await guarded(async () => {
+    const [report, meals] = await Promise.all([api(`/stats/monthly?month=${monthText}&${q}`), api(`/meals?date=${diaryDay}&${q}`)]);
+    return { report, meals: meals.meals };
+  });
+  if (!data) return;
+  const counts = Object.fromEntries((data.report.days ?? []).map((d) => [d.day, d.meals]));
+  const first = new Date(year, month - 1, 1);
+  const lead = (first.getDay() + 6) % 7;   // weeks start on Monday
+  const daysIn = new Date(year, month, 0).getDate();
+  const names = language() === 'zh' ? ['一', '二', '三', '四', '五', '六', '日'] : ['Mo', 'Tu', 'We', 'Th', 'Fr', 'Sa', 'Su'];
+  const grid = el('div', { class: 'calendar', role: 'grid', 'aria-label': monthText },
+    ...names.map((n) => el('span', { class: 'dow', 'aria-hidden': 'true', text: n })),
+    ...Array.from({ length: lead }, () => el('span', { class: 'pad' })));
+  for (let d = 1; d <= daysIn; d++) {
+    const day = `${monthText}-${String(d).padStart(2, '0')}`;
+    const count = counts[day] ?? 0;
+    grid.append(el('button', { type: 'button', class: `day${count ? ' has' : ''}${day === diaryDay ? ' chosen' : ''}${day === localDay() ? ' today' : ''}`,
+      'data-date': day, 'aria-pressed': day === diaryDay ? 'true' : 'false', 'aria-label': t('diary.day', { day, count }),
+      onclick: () => { diaryDay = day; diary(); } }, String(d), count ? el('span', { class: 'dot', 'aria-hidden': 'true' }) : null));
+  }
+  const shift = (k) => { const m = new Date(year, month - 1 + k, 1); diaryDay = localDay(m); diary(); };
+  const title = new Date(year, month - 1, 1).toLocaleDateString(language() === 'zh' ? 'zh-CN' : 'en', { year: 'numeric', month: 'long' });
+  show(el('section', { class: 'card' }, el('h2', { text: t('diary.title') }),
+    el('div', { class: 'month' },
+      el('button', { type: 'button', 'aria-label': t('diary.prev'), text: '‹', onclick: () => shift(-1) }),
+      el('strong', { text: title }),
+      el('button', { type: 'button', 'aria-label': t('diary.next'), text: '›', onclick: () => shift(1) })),
+    grid),
+  el('section', { class: 'card' }, el('h2', { id: 'diary-day', text: new Date(`${diaryDay}T12:00:00`).toLocaleDateString(language() === 'zh' ? 'zh-CN' : 'en', { weekday: 'long', month: 'long', day: 'numeric' }) }),
+    data.meals.length ? mealList(data.meals, diary) : el('p', { class: 'help', text: t('diary.nomeals') })));
+}
+
+/// Stats for the week, month or year: kcal per day (or month) against the goal, macro split, streak.
+let statsRange = 'week';
+async function stats() {
+  const q = `tz=${encodeURIComponent(timeZone)}`;
+  const path = { week: '/stats/weekly', month: '/stats/monthly', year: '/stats/monthly' }[statsRange];
+  const data = await guarded(async () => {
+    const goals = await api('/user/goals');
+    if (statsRange !== 'year') return { goals, reports: [await api(`${path}?${q}`)] };
+    // A year: the twelve months' reports, one bar per month (average per logged day).
+    const year = new Date().getFullYear();
+    const months = Array.from({ length: new Date().getMonth() + 1 }, (_, i) => `${year}-${String(i + 1).padStart(2, '0')}`);
+    return { goals, reports: await Promise.all(months.map((m) => api(`/stats/monthly?month=${m}&${q}`))) };
+  });
+  if (!data) return;
+  const { goals, reports } = data;
+  const report = reports[reports.length - 1];
+  const bars = statsRange === 'year'
+    ? reports.map((r) => ({ label: r.current.start.slice(5, 7), kcal: r.current.average_per_logged_day.kcal, logged: r.current.days_with_data > 0 }))
+    : report.days.map((d) => ({ label: d.day.slice(8), kcal: d.totals.kcal, logged: d.meals > 0 }));
+  const goal = goals?.daily_kcal;
+  const w = 320, h = 160, top = 10, bottom = 20, peak = Math.max(goal ?? 0, ...bars.map((b) => b.kcal), 100) * 1.1;
+  const y = (v) => top + (h - top - bottom) * (1 - v / peak);
+  const step = w / Math.max(1, bars.length);
+  const chart = svg('svg', { class: 'chart', viewBox: `0 0 ${w} ${h}`, role: 'img', 'aria-label': t('stats.chart') },
+    ...bars.map((b, i) => svg('rect', { x: i * step + step * 0.15, y: y(b.kcal), width: step * 0.7, height: Math.max(0, h - bottom - y(b.kcal)),
+      class: goal && b.kcal > goal * 1.1 ? 'bar over' : 'bar', 'data-kcal': round(b.kcal) }, svg('title', {}, `${b.label}: ${round(b.kcal)} kcal`))),
+    ...bars.map((b, i) => (bars.length <= 12 || i % 5 === 0 ? svg('text', { x: i * step + step / 2, y: h - 5, class: 'tick' }, b.label) : '')),
+    goal ? svg('line', { x1: 0, x2: w, y1: y(goal), y2: y(goal), class: 'goal' }) : '');
+  const split = report.macro_split;
+  const cur = reports.reduce((a, r) => a + r.current.days_with_data, 0);
+  const avg = reports.reduce((a, r) => a + r.current.totals.kcal, 0) / Math.max(1, cur);
+  const tabs = el('div', { class: 'segmented', role: 'group', 'aria-label': t('stats.title') },
+    ...['week', 'month', 'year'].map((r) => el('button', { type: 'button', 'aria-pressed': r === statsRange ? 'true' : 'false', id: `range-${r}`,
+      text: t(`stats.${r}`), onclick: () => { statsRange = r; stats(); } })));
+  const attainment = report.goal_attainment;
+  show(el('section', { class: 'card' }, el('h2', { text: t('stats.title') }), tabs,
+    cur ? chart : el('p', { class: 'help', text: t('stats.nodata') }),
+    cur ? el('p', { id: 'stats-avg', text: t('stats.avg', { kcal: round(avg) }) }) : null,
+    split ? el('p', { text: t('stats.split', { p: round(split.protein_pct), c: round(split.carbs_pct), f: round(split.fat_pct) }) }) : null,
+    attainment ? el('p', { text: t('stats.goaldays', { within: attainment.days_within_goal, days: attainment.days_with_data }) }) : null,
+    el('p', { id: 'streak', text: t('stats.streak', { current: report.current_streak, longest: report.longest_streak }) })));
 }
 
 async function settings() {
@@ -360,7 +448,8 @@ function applyTheme() {
   document.documentElement.dataset.theme = choice;
 }
 
-const screens = { '#/signin': signIn, '#/capture': capture, '#/result': result, '#/today': today, '#/settings': settings };
+const screens = { '#/signin': signIn, '#/capture': capture, '#/result': result, '#/today': today, '#/diary': diary, '#/stats': stats,
+  '#/settings': settings };
 
 function route() {
   const signedIn = Boolean(token());

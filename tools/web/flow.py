@@ -11,6 +11,7 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -58,7 +59,8 @@ for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disa
     options.add_argument(arg)
 options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-wait = WebDriverWait(driver, 20)
+# Screens are redrawn whole after each action, so an element found a moment ago may be gone: look again.
+wait = WebDriverWait(driver, 20, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException))
 
 
 def shot(name, size=None):
@@ -73,6 +75,11 @@ def shot(name, size=None):
 
 
 def text(selector):
+    for _ in range(20):
+        try:
+            return driver.find_element(By.CSS_SELECTOR, selector).text
+        except (NoSuchElementException, StaleElementReferenceException):
+            time.sleep(0.1)
     return driver.find_element(By.CSS_SELECTOR, selector).text
 
 
@@ -180,6 +187,22 @@ try:
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#meals .meal")) == 2)
     check(driver.execute_script("return window.__xss === undefined"), "a meal titled with HTML runs nothing")
     check(hostile in driver.find_element(By.ID, "meals").get_attribute("textContent"), "and shows the title as typed")
+
+    # The diary's calendar marks today; the day lists its meals. Stats chart the week.
+    driver.get(URL + "/#/diary")
+    today_button = shown(f".calendar .day[data-date='{day}']")
+    check("has" in today_button.get_attribute("class"), "the diary's calendar has a dot on today")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "#meals .meal")) == 2, "and lists today's two meals")
+    shot("diary")
+    driver.get(URL + "/#/stats")
+    shown("#streak")
+    bars = driver.find_elements(By.CSS_SELECTOR, ".chart rect.bar")
+    check(len(bars) == 7 and any(int(b.get_attribute("data-kcal")) > 0 for b in bars), f"stats: a week of 7 bars, today's not empty")
+    check("Days in a row: 1 " in text("#streak"), f"streak: {text('#streak')}")
+    shot("stats")
+    driver.find_element(By.ID, "range-month").click()
+    wait.until(lambda d: d.find_element(By.ID, "range-month").get_attribute("aria-pressed") == "true")
+    check(len(driver.find_elements(By.CSS_SELECTOR, ".chart rect.bar")) >= 28, "stats: a month of bars")
 
     # 中文, and dark.
     driver.get(URL + "/#/settings")
