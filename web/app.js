@@ -3,6 +3,7 @@
 // "<img onerror=…>" is shown as text; the server's Content-Security-Policy refuses inline script besides.
 import { api, APIError, idempotencyKey, setToken, token } from './api.js';
 import { language, languages, setLanguage, t } from './i18n.js';
+import { enqueue, flush, pending } from './queue.js';
 
 const maxPhotoMB = 20;
 const photoTypes = ['image/jpeg', 'image/png', 'image/heic', 'image/heif', 'image/webp'];
@@ -253,8 +254,26 @@ async function logMeal() {
     tz: timeZone,
     foods: draft.foods.map((f) => ({ food: f.label, grams: Math.round(f.grams * 10) / 10, box: f.bounding_box })),
   };
-  const meal = await guarded(() => api('/meals', { method: 'POST', body, headers: { 'Idempotency-Key': idempotencyKey() } }));
-  if (!meal) { button.disabled = false; button.textContent = t('result.log'); return; }
+  const key = idempotencyKey();
+  let meal;
+  try {
+    meal = await api('/meals', { method: 'POST', body, headers: { 'Idempotency-Key': key } });
+  } catch (error) {
+    if (error instanceof APIError && error.status === 0) {
+      // No connection: kept here with its key and sent when the network is back (once: the server knows the key).
+      const kcal = draft.foods.reduce((sum, f) => sum + (scaled(f, f.grams).kcal ?? 0), 0);
+      const names = draft.foods.map((f) => `${f.emoji} ${language() === 'zh' && f.name_zh ? f.name_zh : f.name}`).join(' · ');
+      await enqueue(key, body, { kcal, names, time: new Date().toISOString() });
+      draft = null;
+      say(t('result.queued'));
+      location.hash = '#/today';
+      return;
+    }
+    await guarded(() => Promise.reject(error));
+    button.disabled = false;
+    button.textContent = t('result.log');
+    return;
+  }
   draft = null;
   say(t('result.logged', { kcal: round(meal.totals.kcal) }));
   location.hash = '#/today';
@@ -284,14 +303,21 @@ function bar(label, value, goal, energyShare, unit = 'g') {
 async function today() {
   const day = localDay();
   const q = `date=${day}&tz=${encodeURIComponent(timeZone)}`;
-  const data = await guarded(async () => {
+  await sendWaiting();
+  const waiting = await pending();
+  let data;
+  try {
     const [meals, goals, water] = await Promise.all([api(`/meals?${q}`), api('/user/goals'), api(`/water?${q}`)]);
-    return { meals: meals.meals, goals, water };
-  });
-  if (!data) return;
+    data = { meals: meals.meals, goals, water };
+  } catch (error) {
+    // Offline, the day still shows what waits on this device; anything else is said and nothing is drawn.
+    if (!(error instanceof APIError && error.status === 0)) { await guarded(() => Promise.reject(error)); return; }
+    if (waiting.length) say(`${t('result.queued')} ${t('error.network')}`, 'error'); else say(t('error.network'), 'error');
+    data = { meals: [], goals: null, water: { total_ml: 0 } };
+  }
   const { meals, goals, water } = data;
   const sum = (key) => meals.reduce((s, m) => s + (m.totals?.[key] ?? 0), 0);
-  const eaten = sum('kcal');
+  const eaten = sum('kcal') + waiting.reduce((s, w) => s + w.preview.kcal, 0);
   const goal = goals?.daily_kcal;
   const left = goal ? goal - eaten : null;
   const summary = el('section', { class: 'card today', 'aria-labelledby': 'today-title' },
@@ -310,8 +336,22 @@ async function today() {
         if (await guarded(() => api('/water', { method: 'POST', body: { milliliters: 250 }, headers: { 'Idempotency-Key': idempotencyKey() } }))) today();
       } })));
   const list = mealList(meals, today);
+  for (const w of waiting) {
+    const time = new Date(w.preview.time).toLocaleTimeString(language() === 'zh' ? 'zh-CN' : 'en', { hour: '2-digit', minute: '2-digit' });
+    list.append(el('li', { class: 'meal pending' },
+      el('div', {}, el('strong', { text: `${time} · ${t('today.pending')}` }), el('p', { class: 'foods-line', text: w.preview.names })),
+      el('span', { class: 'kcal', text: `${round(w.preview.kcal)} kcal` })));
+  }
   show(summary, el('section', { class: 'card' }, el('h2', { text: t('today.meals') }),
-    meals.length ? list : el('p', { class: 'help', text: t('today.nomeals') })));
+    meals.length || waiting.length ? list : el('p', { class: 'help', text: t('today.nomeals') })));
+}
+
+/// Sends the meals waiting on this device (see queue.js) and says what happened.
+async function sendWaiting() {
+  if (!token()) return 0;
+  const sent = await flush((item, error) => say(t('queue.refused', { reason: explain(error) }), 'error'));
+  if (sent) say(t('queue.sent', { n: sent }));
+  return sent;
 }
 
 /// A day's meals (type, time, title, foods, kcal) with delete; `changed` redraws the screen after a deletion.
@@ -468,6 +508,9 @@ function route() {
 window.addEventListener('hashchange', route);
 // A tab the person chooses starts clean; a message an action left ("Meal logged") stays on the screen it leads to.
 for (const a of document.querySelectorAll('.tabs a')) a.addEventListener('click', () => say(''));
+window.addEventListener('online', async () => { if (await sendWaiting() && location.hash === '#/today') today(); });
+// The app shell offline (sw.js); a browser without service workers (or a page not from a secure origin) just goes on.
+navigator.serviceWorker?.register('sw.js').catch(() => {});
 applyTheme();
 setLanguage(localStorage.getItem('foodmoment.lang') ?? (navigator.language?.startsWith('zh') ? 'zh' : 'en'));
 route();
