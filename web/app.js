@@ -89,7 +89,7 @@ const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 // MARK: - Screens
 
 function signIn() {
-  const input = el('input', { id: 'token', type: 'password', autocomplete: 'off', spellcheck: 'false', required: true });
+  const input = el('input', { id: 'token', type: 'password', autocomplete: 'current-password', spellcheck: 'false', required: true });
   const form = el('form', {
     class: 'card', onsubmit: async (event) => {
       event.preventDefault();
@@ -388,7 +388,7 @@ async function diary() {
   const lead = (first.getDay() + 6) % 7;   // weeks start on Monday
   const daysIn = new Date(year, month, 0).getDate();
   const names = language() === 'zh' ? ['一', '二', '三', '四', '五', '六', '日'] : ['Mo', 'Tu', 'We', 'Th', 'Fr', 'Sa', 'Su'];
-  const grid = el('div', { class: 'calendar', role: 'grid', 'aria-label': monthText },
+  const grid = el('div', { class: 'calendar', role: 'group', 'aria-label': monthText },
     ...names.map((n) => el('span', { class: 'dow', 'aria-hidden': 'true', text: n })),
     ...Array.from({ length: lead }, () => el('span', { class: 'pad' })));
   for (let d = 1; d <= daysIn; d++) {

@@ -21,6 +21,7 @@ TOKEN = os.environ["FOODMOMENT_TOKEN"]
 OTHER = os.environ["FOODMOMENT_OTHER_TOKEN"]
 SHOTS = os.environ["FOODMOMENT_SHOTS"]
 ROOT = os.environ["FOODMOMENT_ROOT"]
+AXE = open(os.environ["FOODMOMENT_AXE"]).read()
 PHONE, DESKTOP = (390, 844), (1280, 800)
 steps = 0
 figures = {}
@@ -74,6 +75,17 @@ def shot(name, size=None):
     driver.set_window_size(*DESKTOP)
 
 
+def accessible(screen):
+    """axe-core's rules on the current screen: no serious or critical violation."""
+    driver.execute_script(AXE)
+    result = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, { resultTypes: ['violations'] }).then((r) => done(r.violations.map((v) => "
+        "({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 3) }))))")
+    bad = [v for v in result if v["impact"] in ("serious", "critical")]
+    check(not bad, f"axe: no serious or critical violation on {screen} ({bad[:3]})")
+
+
 def text(selector):
     for _ in range(20):
         try:
@@ -114,6 +126,7 @@ try:
     figures["first render (s)"] = round(time.time() - start, 2)
     check(time.time() - start < 30, f"first render in {figures['first render (s)']} s")
     shot("signin")
+    accessible("sign in")
     driver.find_element(By.ID, "token").send_keys("fm_not_a_real_token")
     driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
     wait.until(lambda d: "not accepted" in notice())
@@ -125,11 +138,13 @@ try:
     shown("#kcal-eaten")
     check("0 kcal eaten" in text("#kcal-eaten"), "signed in: Today shows 0 kcal eaten")
     shot("today-empty")
+    accessible("today (empty)")
 
     # Capture: a file that is not a photo is refused with a sentence.
     driver.get(URL + "/#/capture")
     shown("#drop")
     shot("capture")
+    accessible("add meal")
     junk = os.path.join(tempfile.mkdtemp(), "notes.txt")
     with open(junk, "w") as f:
         f.write("not a photo")
@@ -153,6 +168,7 @@ try:
     wait.until(lambda d: text("#total") != before)
     check(text("#total") != before, f"grams of the first food to 200: the total follows ({before} → {text('#total')})")
     shot("result")
+    accessible("the result")
     total_kcal = int(text("#total").split(":")[1].split("kcal")[0].strip())
 
     # A goal, so Today has something to count down.
@@ -178,6 +194,7 @@ try:
     wait.until(lambda d: "250 ml" in text("#water-ml"))
     check("250 ml" in text("#water-ml"), "water +250 ml")
     shot("today")
+    accessible("today")
 
     # Text from the server is shown as text, never run.
     hostile = '<img src=x onerror="window.__xss=1">'
@@ -194,12 +211,14 @@ try:
     check("has" in today_button.get_attribute("class"), "the diary's calendar has a dot on today")
     check(len(driver.find_elements(By.CSS_SELECTOR, "#meals .meal")) == 2, "and lists today's two meals")
     shot("diary")
+    accessible("diary")
     driver.get(URL + "/#/stats")
     shown("#streak")
     bars = driver.find_elements(By.CSS_SELECTOR, ".chart rect.bar")
     check(len(bars) == 7 and any(int(b.get_attribute("data-kcal")) > 0 for b in bars), f"stats: a week of 7 bars, today's not empty")
     check("Days in a row: 1 " in text("#streak"), f"streak: {text('#streak')}")
     shot("stats")
+    accessible("stats")
     driver.find_element(By.ID, "range-month").click()
     wait.until(lambda d: d.find_element(By.ID, "range-month").get_attribute("aria-pressed") == "true")
     check(len(driver.find_elements(By.CSS_SELECTOR, ".chart rect.bar")) >= 28, "stats: a month of bars")
@@ -228,6 +247,7 @@ try:
     wait.until(lambda d: d.find_element(By.CSS_SELECTOR, ".tabs a[href='#/today']").text == "今天")
     check(driver.find_element(By.CSS_SELECTOR, "html").get_attribute("lang") == "zh-Hans", "中文: the page's language follows")
     shot("settings-zh")
+    accessible("settings (中文)")
     driver.find_element(By.CSS_SELECTOR, ".tabs a[href='#/today']").click()
     shown("#kcal-eaten")
     check("已摄入" in text("#kcal-eaten"), f"Today in Chinese: {text('#kcal-eaten')}")
@@ -240,6 +260,7 @@ try:
     bg = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
     check(bg == "rgb(18, 22, 20)", f"dark theme ({bg})")
     shot("today-dark")
+    accessible("today (dark)")
     driver.get(URL + "/#/settings")
     Select(shown("#theme")).select_by_value("light")
 
