@@ -264,6 +264,23 @@ try:
     driver.get(URL + "/#/settings")
     Select(shown("#theme")).select_by_value("light")
 
+    # Too many photos: the server's 429 becomes a sentence with the wait.
+    photo = open(os.path.join(ROOT, "samples/apple.jpg"), "rb").read()
+    for _ in range(8):   # until the bucket is empty (it refills one photo every 20 s)
+        req = urllib.request.Request(URL + "/api/v1/food/analyze", data=photo, method="POST",
+                                     headers={"Authorization": "Bearer " + TOKEN, "Content-Type": "image/jpeg"})
+        try:
+            urllib.request.urlopen(req, timeout=60).read()
+        except urllib.error.HTTPError as e:
+            if e.code == 429:
+                break
+    driver.get(URL + "/#/capture")
+    shown("#drop")
+    driver.find_element(By.ID, "photo").send_keys(os.path.join(ROOT, "samples/orange.jpg"))
+    wait.until(lambda d: "Too many photos" in notice())
+    check("Try again in" in notice() and "seconds" in notice(), f"a 429: {notice()!r}")
+    shot("rate-limited", ("phone", PHONE))
+
     # A token the server no longer knows: back to sign-in, with a reason.
     driver.execute_script("localStorage.setItem('foodmoment.token', 'fm_revoked')")
     driver.get(URL + "/?reload=1#/today")   # a new document (a hash change alone would keep the old page's state)
