@@ -168,6 +168,53 @@ function scaled(food, grams) {
     sugars: v(food.sugars_g), sodium: v(food.sodium_mg) };
 }
 
+/// Search-as-you-type over the nutrition tables (`GET /food/search`): a combobox whose list updates 200 ms after the
+/// last key; ↓ enters the list, Enter or a click picks, Escape closes. `onPick(hit)` gets the chosen result.
+function foodSearch(id, label, onPick) {
+  const input = el('input', { id, type: 'search', role: 'combobox', autocomplete: 'off', 'aria-autocomplete': 'list',
+    'aria-expanded': 'false', 'aria-controls': `${id}-list`, 'aria-label': label, placeholder: label });
+  const list = el('ul', { id: `${id}-list`, role: 'listbox', class: 'hits', 'aria-label': label, hidden: true });
+  let timer, asked = 0;
+  const close = () => { list.hidden = true; input.setAttribute('aria-expanded', 'false'); };
+  const pick = (hit) => { close(); input.value = ''; onPick(hit); };
+  input.addEventListener('input', () => {
+    clearTimeout(timer);
+    const q = input.value.trim();
+    if (!q) { close(); return; }
+    timer = setTimeout(async () => {
+      const mine = ++asked;
+      const found = await guarded(() => api(`/food/search?q=${encodeURIComponent(q)}&limit=6`));
+      if (mine !== asked || !found) return;   // a later keystroke's answer wins
+      list.replaceChildren(...found.results.map((hit, i) => el('li', {
+        role: 'option', id: `${id}-hit-${i}`, tabindex: '-1', class: 'hit', 'aria-selected': 'false',
+        onclick: () => pick(hit), onkeydown: (e) => { if (e.key === 'Enter') { e.preventDefault(); pick(hit); } },
+      }, el('span', { text: hit.brand ? `${hit.name} (${hit.brand})` : hit.name }),
+      el('span', { class: 'help', text: typeof hit.kcal_per_100g === 'number' ? `${round(hit.kcal_per_100g)} kcal / 100 g` : '' }))));
+      list.hidden = found.results.length === 0;
+      input.setAttribute('aria-expanded', String(!list.hidden));
+    }, 200);
+  });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'ArrowDown' && !list.hidden) { e.preventDefault(); list.querySelector('li')?.focus(); }
+    if (e.key === 'Escape') close();
+  });
+  list.addEventListener('keydown', (e) => {
+    const items = [...list.querySelectorAll('li')], i = items.indexOf(document.activeElement);
+    if (e.key === 'ArrowDown' && i < items.length - 1) { e.preventDefault(); items[i + 1].focus(); }
+    if (e.key === 'ArrowUp') { e.preventDefault(); (i > 0 ? items[i - 1] : input).focus(); }
+    if (e.key === 'Escape') { close(); input.focus(); }
+  });
+  return el('div', { class: 'search' }, input, list);
+}
+
+/// A search hit as a food of the result: its table id as the label (the server resolves it exactly), its values
+/// per 100 g as the numbers for 100 g.
+function fromHit(hit, grams, box) {
+  return { label: hit.food_id, name: hit.name, name_zh: '', emoji: '🍽️', color: '#888888', confidence: 1, bounding_box: box,
+    grams, startGrams: 100, calories: hit.kcal_per_100g ?? null, protein_g: hit.protein_g_per_100g ?? null,
+    carbs_g: hit.carbs_g_per_100g ?? null, fat_g: hit.fat_g_per_100g ?? null, source: 'user' };
+}
+
 function result() {
   if (!draft) { location.hash = '#/capture'; return; }
   const { answer, foods } = draft;
@@ -180,14 +227,14 @@ function result() {
 
   function redraw() {
     overlay.replaceChildren();
-    for (const f of foods) {
+    for (const f of foods.filter((x) => x.bounding_box)) {
       const b = f.bounding_box;
       // A dark outline under the food's colour, so a pale colour (rice's cream) still shows on a pale photo.
       const rect = { x: b.x * 100, y: b.y * 100, width: b.w * 100, height: b.h * 100, 'vector-effect': 'non-scaling-stroke' };
       overlay.append(svg('rect', { ...rect, class: 'box-shade' }), svg('rect', { ...rect, class: 'box', stroke: f.color }));
     }
     figure.querySelectorAll('.tag').forEach((n) => n.remove());
-    for (const f of foods) {
+    for (const f of foods.filter((x) => x.bounding_box)) {
       const b = f.bounding_box;
       const tag = el('span', { class: 'tag', text: `${f.emoji} ${language() === 'zh' && f.name_zh ? f.name_zh : f.name}` });
       tag.style.left = `${b.x * 100}%`;
@@ -229,6 +276,18 @@ function result() {
       el('span', { class: 'name', text: `${f.emoji} ${name}` }),
       el('span', { class: 'confidence', text: `${round(f.confidence * 100)} %` }),
       el('span', { class: 'grams' }, number, ' g'), kcal, slider,
+      el('button', { type: 'button', class: 'change', 'aria-label': t('result.change', { name }), 'aria-expanded': 'false', text: '✎',
+        onclick: (e) => {
+          const open = item.querySelector('.search');
+          if (open) { open.remove(); e.target.setAttribute('aria-expanded', 'false'); return; }
+          e.target.setAttribute('aria-expanded', 'true');
+          const box = foodSearch(`replace-${foods.indexOf(f)}`, t('result.search'), (hit) => {
+            foods[foods.indexOf(f)] = fromHit(hit, f.grams, f.bounding_box);   // the new food where the old was seen
+            result();
+          });
+          item.append(box);
+          box.querySelector('input').focus();
+        } }),
       el('button', { type: 'button', class: 'remove', 'aria-label': t('result.remove', { name }), text: '✕',
         onclick: () => { foods.splice(foods.indexOf(f), 1); item.remove(); redraw(); if (!foods.length) say(t('result.empty')); } }));
     item.querySelector('.swatch').style.background = f.color;
@@ -239,7 +298,9 @@ function result() {
   const logButton = el('button', { type: 'button', class: 'primary', id: 'log', text: t('result.log'), onclick: logMeal });
   for (const f of foods) list.append(row(f));
   const body = foods.length ? list : el('p', { class: 'help', text: t('result.none') });
-  show(el('section', { class: 'card' }, el('h2', { text: t('result.title') }), figure, body, total,
+  const add = el('div', { class: 'add' }, el('label', { for: 'add-food', text: t('result.add') }),
+    foodSearch('add-food', t('result.search'), (hit) => { foods.push(fromHit(hit, 100, null)); result(); }));
+  show(el('section', { class: 'card' }, el('h2', { text: t('result.title') }), figure, body, add, total,
     el('div', { class: 'actions' }, logButton,
       el('button', { type: 'button', text: t('result.again'), onclick: () => { draft = null; location.hash = '#/capture'; } }))));
   redraw();
@@ -252,7 +313,7 @@ async function logMeal() {
   const body = {
     image_id: draft.answer.image_id,
     tz: timeZone,
-    foods: draft.foods.map((f) => ({ food: f.label, grams: Math.round(f.grams * 10) / 10, box: f.bounding_box })),
+    foods: draft.foods.map((f) => ({ food: f.label, grams: Math.round(f.grams * 10) / 10, box: f.bounding_box ?? undefined })),
   };
   const key = idempotencyKey();
   let meal;

@@ -18,7 +18,7 @@ public enum ManualFoodError: Error, Equatable, Sendable, CustomStringConvertible
 }
 
 /// A food typed by hand (the CLI's `meal add --food banana=120`, the server's meals): looked up in the nutrition
-/// database by recognition label or name; without grams, the label's household portion (or 100 g).
+/// database by recognition label, table id (`sr:173944`) or name; without grams, the label's household portion (or 100 g).
 public enum ManualFood {
     public static func make(name rawName: String, grams: Double?, db: NutritionDatabase) throws(ManualFoodError) -> MealFood {
         let name = rawName.trimmingCharacters(in: .whitespaces)
@@ -28,6 +28,9 @@ public enum ManualFood {
         let label: FoodLabel?, food: Food
         if let l = db.labels[key], let f = db.food(forLabel: key) {
             (label, food) = (l, f)
+        } else if let f = db.food(id: name) {
+            // A table food's id (`sr:173944`, a search hit's food_id): exactly that food, as its label when one names it.
+            (label, food) = (db.labels.values.sorted(by: { $0.label < $1.label }).first(where: { $0.food == f.id }), f)
         } else {
             guard let hit = db.search(name, limit: 1).first else { throw .notFound(name) }
             // A hit that is a recognition label's food reads as that label (its name, emoji and portion).

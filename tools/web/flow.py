@@ -167,6 +167,19 @@ try:
     grams.send_keys("200")
     wait.until(lambda d: text("#total") != before)
     check(text("#total") != before, f"grams of the first food to 200: the total follows ({before} → {text('#total')})")
+    # Replace the second food by search-as-you-type (its box stays), and add one the photo missed.
+    count = len(foods)
+    second = driver.find_elements(By.CSS_SELECTOR, "#foods .food")[1]
+    second.find_element(By.CSS_SELECTOR, ".change").click()
+    shown("#replace-1").send_keys("banana")
+    shown("#replace-1-list li").click()
+    wait.until(lambda d: "Banana" in d.find_elements(By.CSS_SELECTOR, "#foods .food")[1].text)
+    check(len(driver.find_elements(By.CSS_SELECTOR, ".photo svg rect.box")) == count,
+          f"food 2 replaced by search: {driver.find_elements(By.CSS_SELECTOR, '#foods .food')[1].text.splitlines()[0]}, its box kept")
+    shown("#add-food").send_keys("apple")
+    shown("#add-food-list li").click()
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#foods .food")) == count + 1)
+    check(len(driver.find_elements(By.CSS_SELECTOR, "#foods .food")) == count + 1, "a food added by search")
     shot("result")
     accessible("the result")
     total_kcal = int(text("#total").split(":")[1].split("kcal")[0].strip())
@@ -187,6 +200,8 @@ try:
     check(status == 200 and len(meals) == 1, "the server has the meal once")
     meal = meals[0]
     check(meal["foods"][0]["grams"] == 200 and len(meal["photos"]) == 1, "with the grams given and the photo kept")
+    check(len(meal["foods"]) == count + 1 and "banana" in meal["foods"][1]["name"].lower() and "box" in meal["foods"][1]
+          and "box" not in meal["foods"][-1], "the replaced food where the old one was seen, the added one without a box")
     image = meal["photos"][0]["hash"]
     check(call(f"/api/v1/images/{image}")[0] == 200, "the owner can GET the kept photo")
     check(call(f"/api/v1/images/{image}", token=OTHER)[0] == 404, "another user cannot (404)")
