@@ -171,7 +171,7 @@ function scaled(food, grams) {
 /// Search-as-you-type over the nutrition tables (`GET /food/search`): a combobox whose list updates 200 ms after the
 /// last key; ↓ enters the list, Enter or a click picks, Escape closes. `onPick(hit)` gets the chosen result.
 function foodSearch(id, label, onPick) {
-  const input = el('input', { id, type: 'search', role: 'combobox', autocomplete: 'off', 'aria-autocomplete': 'list',
+  const input = el('input', { id, type: 'search', role: 'combobox', 'aria-autocomplete': 'list',
     'aria-expanded': 'false', 'aria-controls': `${id}-list`, 'aria-label': label, placeholder: label });
   const list = el('ul', { id: `${id}-list`, role: 'listbox', class: 'hits', 'aria-label': label, hidden: true });
   let timer, asked = 0;
@@ -300,9 +300,11 @@ function result() {
   const body = foods.length ? list : el('p', { class: 'help', text: t('result.none') });
   const add = el('div', { class: 'add' }, el('label', { for: 'add-food', text: t('result.add') }),
     foodSearch('add-food', t('result.search'), (hit) => { foods.push(fromHit(hit, 100, null)); result(); }));
-  show(el('section', { class: 'card' }, el('h2', { text: t('result.title') }), figure, body, add, total,
-    el('div', { class: 'actions' }, logButton,
-      el('button', { type: 'button', text: t('result.again'), onclick: () => { draft = null; location.hash = '#/capture'; } }))));
+  show(el('section', { class: 'card' }, el('h2', { text: t('result.title') }),
+    el('div', { class: 'result-layout' }, el('div', { class: 'photo-column' }, figure),
+      el('div', {}, body, add, total,
+        el('div', { class: 'actions' }, logButton,
+          el('button', { type: 'button', text: t('result.again'), onclick: () => { draft = null; location.hash = '#/capture'; } }))))));
   redraw();
 }
 
