@@ -62,18 +62,32 @@ function explain(error) {
   return t('error.server');
 }
 
-/// Runs an action; a 401 goes back to sign-in, anything else is said on the page.
+/// A failed request: a 401 goes back to sign-in; anything else is said on the page.
+function fail(error) {
+  if (error instanceof APIError && error.status === 401) {
+    setToken(null);
+    if (location.hash === '#/signin') route(); else location.hash = '#/signin';
+  }
+  say(explain(error), 'error');
+}
+
+/// Runs an action; its failure goes to `fail` and gives undefined.
 async function guarded(action) {
   try {
     return await action();
   } catch (error) {
-    if (error instanceof APIError && error.status === 401) {
-      setToken(null);
-      if (location.hash === '#/signin') route(); else location.hash = '#/signin';
-    }
-    say(explain(error), 'error');
+    fail(error);
     return undefined;
   }
+}
+
+/// A food's name in the page's language, with its emoji.
+function foodName(f) { return language() === 'zh' && f.name_zh ? f.name_zh : f.name; }
+function foodLabel(f) { return `${f.emoji} ${foodName(f)}`; }
+
+/// "08:05" / "08:05 AM" in the page's language.
+function clock(date) {
+  return new Date(date).toLocaleTimeString(language() === 'zh' ? 'zh-CN' : 'en', { hour: '2-digit', minute: '2-digit' });
 }
 
 const round = (v) => Math.round(v);
@@ -236,7 +250,7 @@ function result() {
     figure.querySelectorAll('.tag').forEach((n) => n.remove());
     for (const f of foods.filter((x) => x.bounding_box)) {
       const b = f.bounding_box;
-      const tag = el('span', { class: 'tag', text: `${f.emoji} ${language() === 'zh' && f.name_zh ? f.name_zh : f.name}` });
+      const tag = el('span', { class: 'tag', text: foodLabel(f) });
       tag.style.left = `${b.x * 100}%`;
       tag.style.top = `${b.y * 100}%`;
       tag.style.borderColor = f.color;
@@ -253,7 +267,7 @@ function result() {
   }
 
   function row(f) {
-    const name = language() === 'zh' && f.name_zh ? f.name_zh : f.name;
+    const name = foodName(f);
     const id = `grams-${foods.indexOf(f)}`;
     const number = el('input', { type: 'number', id, min: 0, max: 2000, step: 1, value: round(f.grams), inputmode: 'numeric',
       'aria-label': t('result.grams', { name }) });
@@ -325,14 +339,14 @@ async function logMeal() {
     if (error instanceof APIError && error.status === 0) {
       // No connection: kept here with its key and sent when the network is back (once: the server knows the key).
       const kcal = draft.foods.reduce((sum, f) => sum + (scaled(f, f.grams).kcal ?? 0), 0);
-      const names = draft.foods.map((f) => `${f.emoji} ${language() === 'zh' && f.name_zh ? f.name_zh : f.name}`).join(' · ');
+      const names = draft.foods.map(foodLabel).join(' · ');
       await enqueue(key, body, { kcal, names, time: new Date().toISOString() });
       draft = null;
       say(t('result.queued'));
       location.hash = '#/today';
       return;
     }
-    await guarded(() => Promise.reject(error));
+    fail(error);
     button.disabled = false;
     button.textContent = t('result.log');
     return;
@@ -374,7 +388,7 @@ async function today() {
     data = { meals: meals.meals, goals, water };
   } catch (error) {
     // Offline, the day still shows what waits on this device; anything else is said and nothing is drawn.
-    if (!(error instanceof APIError && error.status === 0)) { await guarded(() => Promise.reject(error)); return; }
+    if (!(error instanceof APIError && error.status === 0)) { fail(error); return; }
     if (waiting.length) say(`${t('result.queued')} ${t('error.network')}`, 'error'); else say(t('error.network'), 'error');
     data = { meals: [], goals: null, water: { total_ml: 0 } };
   }
@@ -400,7 +414,7 @@ async function today() {
       } })));
   const list = mealList(meals, today);
   for (const w of waiting) {
-    const time = new Date(w.preview.time).toLocaleTimeString(language() === 'zh' ? 'zh-CN' : 'en', { hour: '2-digit', minute: '2-digit' });
+    const time = clock(w.preview.time);
     list.append(el('li', { class: 'meal pending' },
       el('div', {}, el('strong', { text: `${time} · ${t('today.pending')}` }), el('p', { class: 'foods-line', text: w.preview.names })),
       el('span', { class: 'kcal', text: `${round(w.preview.kcal)} kcal` })));
@@ -421,8 +435,8 @@ async function sendWaiting() {
 function mealList(meals, changed) {
   const list = el('ul', { class: 'meals', id: 'meals' });
   for (const m of meals) {
-    const time = new Date(m.time).toLocaleTimeString(language() === 'zh' ? 'zh-CN' : 'en', { hour: '2-digit', minute: '2-digit' });
-    const names = m.foods.map((f) => `${f.emoji} ${language() === 'zh' && f.name_zh ? f.name_zh : f.name}`).join(' · ');
+    const time = clock(m.time);
+    const names = m.foods.map(foodLabel).join(' · ');
     list.append(el('li', { class: 'meal' },
       el('div', {}, el('strong', { text: `${t(`meal.${m.type}`)} · ${time}` }), el('p', { class: 'title', text: m.title }),
         el('p', { class: 'foods-line', text: names })),

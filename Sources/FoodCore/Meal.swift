@@ -149,8 +149,16 @@ public struct MealFood: Sendable, Codable, Equatable, Hashable {
         self.confidence = confidence; self.box = box; self.grams = grams; self.gramsSource = gramsSource; self.source = source
         self.foodId = foodId; self.foodName = foodName; self.provenance = provenance; self.per100g = per100g
         self.photoHash = photoHash
-        self.nutrients = nutrients ?? per100g.map { $0.scaled(by: grams / 100).rounded } ?? .zero
+        self.nutrients = nutrients ?? Self.nutrients(per100g: per100g, grams: grams)
     }
+
+    /// The nutrients for `grams` from the per-100 g values (zero without them), rounded as stored.
+    static func nutrients(per100g: Macros?, grams: Double) -> Macros {
+        per100g.map { $0.scaled(by: grams / 100).rounded } ?? .zero
+    }
+
+    /// The nutrients when the food has numbers, else nil (shown as "—", left out of JSON).
+    public var knownNutrients: Macros? { hasNutrition ? nutrients : nil }
 
     /// Whether the food has numbers (a table food, per-100 g values or nutrients given); without, JSON leaves them out.
     public var hasNutrition: Bool { foodId != nil || per100g != nil || nutrients != .zero }
@@ -158,8 +166,8 @@ public struct MealFood: Sendable, Codable, Equatable, Hashable {
     /// Changes the grams (by hand) and recomputes the nutrients from the per-100 g values (or, for a food imported
     /// without them, in proportion).
     public mutating func setGrams(_ newGrams: Double, source: GramsSource = .user) {
-        if let per100g {
-            nutrients = per100g.scaled(by: newGrams / 100).rounded
+        if per100g != nil {
+            nutrients = Self.nutrients(per100g: per100g, grams: newGrams)
         } else if grams > 0 {
             nutrients = nutrients.scaled(by: newGrams / grams).rounded
         } else {
@@ -200,8 +208,7 @@ public struct MealFood: Sendable, Codable, Equatable, Hashable {
         } else if c.contains(.kcal) {
             nutrients = try Macros(from: decoder)
         } else {
-            let g = grams
-            nutrients = per100g.map { $0.scaled(by: g / 100).rounded } ?? .zero
+            nutrients = Self.nutrients(per100g: per100g, grams: grams)
         }
     }
 

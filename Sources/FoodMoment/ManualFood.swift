@@ -30,11 +30,11 @@ public enum ManualFood {
             (label, food) = (l, f)
         } else if let f = db.food(id: name) {
             // A table food's id (`sr:173944`, a search hit's food_id): exactly that food, as its label when one names it.
-            (label, food) = (db.labels.values.sorted(by: { $0.label < $1.label }).first(where: { $0.food == f.id }), f)
+            (label, food) = (labelNaming(f, db: db), f)
         } else {
             guard let hit = db.search(name, limit: 1).first else { throw .notFound(name) }
             // A hit that is a recognition label's food reads as that label (its name, emoji and portion).
-            (label, food) = (db.labels.values.sorted(by: { $0.label < $1.label }).first(where: { $0.food == hit.food.id }), hit.food)
+            (label, food) = (labelNaming(hit.food, db: db), hit.food)
         }
         var item = MealFood(label: label?.label ?? key, name: label?.name ?? food.name, nameZh: label?.nameZh ?? "",
                             emoji: label?.emoji ?? "🍽️", color: label?.color ?? MealFood.defaultColor, confidence: 1,
@@ -42,5 +42,10 @@ public enum ManualFood {
                             source: .user)
         item.joinNutrition(food)
         return item
+    }
+
+    /// The recognition label whose table food is `food` (the first by name when several are), if any.
+    static func labelNaming(_ food: Food, db: NutritionDatabase) -> FoodLabel? {
+        db.labels.values.sorted(by: { $0.label < $1.label }).first(where: { $0.food == food.id })
     }
 }

@@ -48,7 +48,7 @@ public struct PhotoAnnotator: Sendable {
     public static func annotations(for foods: [MealFood]) -> [Annotation] {
         foods.map { f in
             Annotation(box: f.box ?? .whole, color: (try? RGBColor(hex: f.color)) ?? .neutral, emoji: f.emoji,
-                       name: f.name, nameZh: f.nameZh, grams: f.grams, kcal: f.hasNutrition ? f.nutrients.kcal : nil)
+                       name: f.name, nameZh: f.nameZh, grams: f.grams, kcal: f.knownNutrients?.kcal)
         }
     }
 

@@ -16,7 +16,7 @@ public enum ResultCSV {
             return [line(base + Array(repeating: "", count: 18))]
         }
         return foods.map { f in
-            let n: Macros? = f.hasNutrition ? f.nutrients : nil
+            let n = f.knownNutrients
             func num(_ v: Double?, _ fmt: String = "%.1f") -> String { v.map { String(format: fmt, $0) } ?? "" }
             return line(base + [f.label, f.name, f.nameZh, num(f.confidence, "%.3f"), num(f.box?.x, "%.4f"), num(f.box?.y, "%.4f"),
                                 num(f.box?.w, "%.4f"), num(f.box?.h, "%.4f"), num(f.grams, "%.0f"), f.gramsSource.rawValue, f.foodId ?? "",

@@ -130,7 +130,7 @@ struct TextPrinter: ResultPrinter {
                 let area = food.box ?? .whole
                 let names = food.nameZh.isEmpty ? food.name : "\(food.name) · \(food.nameZh)"
                 let box = String(format: "[%.2f %.2f %.2f×%.2f]", area.x, area.y, area.w, area.h)
-                let kcal = f.hasNutrition ? String(format: "%5.0f kcal", f.nutrients.kcal) : "      — kcal"
+                let kcal = f.knownNutrients.map { String(format: "%5.0f kcal", $0.kcal) } ?? "      — kcal"
                 out("    \(food.emoji) \(Output.pad(names, 30)) \(String(format: "%.2f", food.confidence))  \(box)  "
                       + "\(Output.padLeft(String(format: "%.0f g", food.grams), 6)) (\(food.gramsSource.rawValue))  \(kcal)"
                       + (food.source == .learned ? "  taught by you" : ""))

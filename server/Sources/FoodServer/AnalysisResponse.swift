@@ -68,7 +68,7 @@ public struct AnalysisResponse: Codable, Sendable, Equatable {
         let foods = result.foods ?? []
         imageId = result.photoHash ?? UUID().uuidString.lowercased()
         detectedFoods = foods.map { f in
-            let n: Macros? = f.hasNutrition ? f.nutrients : nil
+            let n = f.knownNutrients
             return Food(label: f.label, name: f.name, nameZh: f.nameZh, emoji: f.emoji, color: f.color,
                         confidence: f.confidence, boundingBox: f.box ?? .whole, grams: f.grams, gramsSource: f.gramsSource,
                         calories: n?.kcal, proteinG: n?.proteinG, carbsG: n?.carbsG, fatG: n?.fatG, fiberG: n?.fiberG,
