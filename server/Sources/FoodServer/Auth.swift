@@ -17,7 +17,8 @@ public protocol KeySetFetcher: Sendable {
 /// nonce when the app sends one. Tokens with `alg: none` or HMAC fail: only Apple's RSA keys are in the collection.
 actor AppleIdentityVerifier {
     let keySetURL: URL
-    let bundleID: String
+    /// The bundle id (the iPhone app's tokens) and the web app's Services ID, when it has one.
+    let audiences: Set<String>
     let fetcher: any KeySetFetcher
     let refetchInterval: TimeInterval
     private var keys = JWTKeyCollection()
@@ -35,8 +36,8 @@ actor AppleIdentityVerifier {
         return object["kid"] as? String
     }
 
-    init(keySetURL: URL, bundleID: String, fetcher: any KeySetFetcher, refetchInterval: TimeInterval) {
-        self.keySetURL = keySetURL; self.bundleID = bundleID; self.fetcher = fetcher; self.refetchInterval = refetchInterval
+    init(keySetURL: URL, audiences: [String], fetcher: any KeySetFetcher, refetchInterval: TimeInterval) {
+        self.keySetURL = keySetURL; self.audiences = Set(audiences); self.fetcher = fetcher; self.refetchInterval = refetchInterval
     }
 
     func verify(_ token: String, nonce: String?) async throws -> AppleIdentityToken {
@@ -55,7 +56,7 @@ actor AppleIdentityVerifier {
         }
         let claims: AppleIdentityToken
         do {
-            claims = try await keys.verify(token, as: AppleIdentityToken.self, expectedAudience: bundleID)
+            claims = try await keys.verify(token, as: AppleIdentityToken.self, expectedAudiences: audiences)
         } catch {
             throw Self.refusal(error)
         }
@@ -111,6 +112,19 @@ actor AppleIdentityVerifier {
         }
         return APIError(.unauthorized, code: "invalid_identity_token", "the Apple identity token was refused: \(why)")
     }
+}
+
+/// `GET /api/v1/auth/methods` (no token needed): how a person can sign in here and whether analyze can refine, so the
+/// web app shows only what this server does.
+struct SignInMethods: Encodable, Sendable {
+    struct Apple: Encodable, Sendable {
+        var clientID: String
+        var authorizeURL: String
+        enum CodingKeys: String, CodingKey { case clientID = "client_id", authorizeURL = "authorize_url" }
+    }
+    var token = true
+    var apple: Apple?
+    var refine: Bool
 }
 
 /// Our own access tokens: short-lived HS256 JWTs naming the user. The secret comes from the configuration (shared by

@@ -287,6 +287,72 @@ struct MealRoutes: Sendable {
         return Response(status: .noContent)
     }
 
+    /// `GET /meals/search?q=`: the caller's meals, newest first, whose title or a food's name (English or Chinese, the
+    /// recognition label, the table's name) contains `q`, or whose food is one the tables find for `q` — so 米饭 finds a
+    /// meal logged as "rice" in English, and "rice" one logged in Chinese.
+    @Sendable func search(_ request: Request, context: APIContext) async throws -> Response {
+        let user = try Self.user(context)
+        let q = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
+        guard !q.isEmpty, q.count <= 100 else {
+            throw APIError.badRequest("invalid_query", "give the food or title to look for as q (1–100 characters), e.g. /api/v1/meals/search?q=rice")
+        }
+        let limitText = request.uri.queryParameters.get("limit")
+        guard let limit = limitText.map({ Int($0) }) ?? 20, (1...100).contains(limit) else {
+            throw APIError.badRequest("invalid_limit", "limit must be a whole number from 1 to 100")
+        }
+        let needle = q.lowercased()
+        // The tables' foods for the query (both languages): a meal food with one of these ids matches too.
+        let tableIDs = Set(nutrition.search(q, limit: 25).map(\.food.id))
+        func matches(_ m: MealRecord) -> Bool {
+            if m.title.lowercased().contains(needle) { return true }
+            return m.foods.contains { f in
+                [f.name, f.nameZh, f.label, f.foodName ?? ""].contains { $0.lowercased().contains(needle) }
+                    || f.foodId.map(tableIDs.contains) == true
+            }
+        }
+        let all = try await store.diary(for: user).meals(from: .distantPast, to: .distantFuture)
+        let found = all.filter(matches).sorted { $0.time > $1.time }
+        return try Self.json(MealSearch(query: q, total: found.count, meals: Array(found.prefix(limit))))
+    }
+
+    struct MealSearch: Encodable {
+        var query: String
+        var total: Int
+        var meals: [MealRecord]
+    }
+
+    /// `GET /export?format=json|csv`: the caller's whole diary as a download — JSON in the CLI's export format (so
+    /// `foodmoment meal import` reads it), CSV one row per food as `meal export --csv` writes it. Photos are named by their
+    /// `image_url`, not by where the server keeps them.
+    @Sendable func export(_ request: Request, context: APIContext) async throws -> Response {
+        let user = try Self.user(context)
+        let format = request.uri.queryParameters.get("format") ?? "json"
+        guard format == "json" || format == "csv" else {
+            throw APIError.badRequest("invalid_format", "format must be json or csv, not \(format.prefix(20))")
+        }
+        let tz = try Self.zone(request, context)
+        let diary = try await store.diary(for: user)
+        var meals = try await diary.meals(from: .distantPast, to: .distantFuture)
+        for i in meals.indices {
+            for j in meals[i].photos.indices { meals[i].photos[j].path = "/api/v1/images/" + meals[i].photos[j].hash }
+        }
+        let stamp = LocalDay(Date(), timeZone: tz).description
+        let body: Data, type: String
+        if format == "csv" {
+            body = Data(DiaryCSV.render(meals, timeZone: tz).utf8)
+            type = "text/csv; charset=utf-8"
+        } else {
+            let doc = DiaryExport(meals: meals, water: try await diary.waterLogs(from: .distantPast, to: .distantFuture),
+                                  weight: try await diary.weightLogs(from: .distantPast, to: .distantFuture),
+                                  goals: try await diary.goals(), achievements: try await diary.achievements())
+            body = try doc.jsonData()
+            type = "application/json"
+        }
+        return Response(status: .ok, headers: [.contentType: type, .cacheControl: "no-store",
+                                               .contentDisposition: "attachment; filename=\"foodmoment-\(stamp).\(format)\""],
+                        body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
     /// The caller's meal with exactly this id; anyone else's (or none) is a 404, never a 403.
     func find(_ context: APIContext) async throws -> MealRecord {
         let user = try Self.user(context)

@@ -39,6 +39,11 @@ public struct ServerConfiguration: Sendable {
     /// Sign in with Apple: the app's bundle id (the identity token's `aud`); nil turns `/auth/apple` off.
     public var appleBundleID: String?
     public var appleKeySetURL = URL(string: "https://appleid.apple.com/auth/keys")!
+    /// Sign in with Apple in the browser: the Services ID registered for the web app (the web token's `aud`); nil: the
+    /// web app offers only a personal token. Needs `appleBundleID` (Apple's keys and the account are the same).
+    public var appleWebClientID: String?
+    /// Where the web app sends a person to sign in with Apple (tests point it at a stand-in on loopback).
+    public var appleAuthorizeURL = URL(string: "https://appleid.apple.com/auth/authorize")!
     public var keySetFetcher: (any KeySetFetcher)?
     /// Least time between two fetches of Apple's keys caused by an unknown key id, seconds.
     public var appleKeysRefetchInterval: TimeInterval = 60
@@ -209,8 +214,8 @@ public enum FoodServer {
         let issuer = await TokenIssuer(secret: secret, accessLifetime: config.accessTokenLifetime,
                                        refreshLifetime: config.refreshTokenLifetime, accounts: store)
         let apple = config.appleBundleID.map {
-            AppleIdentityVerifier(keySetURL: config.appleKeySetURL, bundleID: $0, fetcher: config.keySetFetcher ?? NoKeySetFetcher(),
-                                  refetchInterval: config.appleKeysRefetchInterval)
+            AppleIdentityVerifier(keySetURL: config.appleKeySetURL, audiences: [$0] + (config.appleWebClientID.map { [$0] } ?? []),
+                                  fetcher: config.keySetFetcher ?? NoKeySetFetcher(), refetchInterval: config.appleKeysRefetchInterval)
         }
         let auth = AuthRoutes(apple: apple, issuer: issuer, store: store, folders: folders)
 
@@ -231,6 +236,10 @@ public enum FoodServer {
             }
         }
         if let dir = config.webDirectory, let web = WebApp(directory: dir) { web.register(on: router) }
+        let methods = SignInMethods(apple: config.appleBundleID == nil ? nil : config.appleWebClientID.map {
+            SignInMethods.Apple(clientID: $0, authorizeURL: config.appleAuthorizeURL.absoluteString)
+        }, refine: config.llm != nil)
+        router.get("api/v1/auth/methods") { _, _ in try JSONResponse.make(methods) }
         router.post("api/v1/auth/apple", use: auth.signInWithApple)
         router.post("api/v1/auth/refresh", use: auth.refresh)
         let api = router.group("api/v1")
@@ -245,6 +254,8 @@ public enum FoodServer {
                                logger: logger)
         api.post("meals", use: meals.create)
         api.get("meals", use: meals.list)
+        api.get("meals/search", use: meals.search)
+        api.get("export", use: meals.export)
         api.get("meals/{id}", use: meals.get)
         api.put("meals/{id}", use: meals.update)
         api.delete("meals/{id}", use: meals.delete)
@@ -394,7 +405,8 @@ struct Routes: Sendable {
         guard (1...50).contains(limit), limitText == nil || Int(limitText!) != nil else {
             throw APIError.badRequest("invalid_limit", "limit must be a whole number from 1 to 50")
         }
-        let hits = nutrition.search(q, limit: limit).map { SearchHit($0.food, match: $0.match.rawValue, via: $0.via) }
+        let prefix = try Self.flag(request, "prefix")
+        let hits = nutrition.search(q, limit: limit, prefix: prefix).map { SearchHit($0.food, match: $0.match.rawValue, via: $0.via) }
         return try JSONResponse.make(["results": hits])
     }
 

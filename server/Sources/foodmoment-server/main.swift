@@ -102,6 +102,8 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Photos one user may analyse per minute, per instance (default 30); more get 429 with Retry-After.") var analyzePerMinute: Int?
     @Option(help: "Sign in with Apple: the app's bundle id (the identity token's audience). Without it /auth/apple is off.") var appleBundleId: String?
     @Option(help: "Where Apple's signing keys are published (JWKS).") var appleJwksUrl: String?
+    @Option(help: "Sign in with Apple in the web app: its Services ID (the web token's audience); needs --apple-bundle-id.") var appleWebClientId: String?
+    @Option(help: "Where the web app sends a person to sign in with Apple (default Apple's).") var appleAuthorizeUrl: String?
     @Option(help: "Lifetime of an access token, minutes (default 15).") var accessTokenMinutes: Double?
     @Option(help: "Lifetime of a refresh token, days (default 60).") var refreshTokenDays: Double?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical (default info).") var logLevel: String?
@@ -124,6 +126,16 @@ struct Run: AsyncParsableCommand {
                 throw ValidationError("--apple-jwks-url \(text) is not an http(s) URL")
             }
             c.appleKeySetURL = url
+        }
+        c.appleWebClientID = appleWebClientId ?? Environment.value("apple-web-client-id")
+        if c.appleWebClientID != nil, c.appleBundleID == nil {
+            throw ValidationError("--apple-web-client-id needs --apple-bundle-id (the app's bundle id; Apple's keys and accounts are shared)")
+        }
+        if let text = appleAuthorizeUrl ?? Environment.value("apple-authorize-url") {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? "") else {
+                throw ValidationError("--apple-authorize-url \(text) is not an http(s) URL")
+            }
+            c.appleAuthorizeURL = url
         }
         c.accessTokenLifetime = (try accessTokenMinutes ?? Environment.number("access-token-minutes", 15)) * 60
         c.refreshTokenLifetime = (try refreshTokenDays ?? Environment.number("refresh-token-days", 60)) * 86_400

@@ -255,6 +255,31 @@ struct AuthTests {
         await apple.stop()
     }
 
+    /// The web app signs in with Apple through its Services ID: a token for that audience is taken, the methods route
+    /// tells the page where to send the person, and a server without a web client id offers only tokens.
+    @Test func theWebAppsServicesIDIsASecondAudience() async throws {
+        let apple = try await FakeApple()
+        let server = try await LiveServer(apple: apple) {
+            $0.appleWebClientID = "com.foodmoment.web"
+            $0.appleAuthorizeURL = URL(string: "http://127.0.0.1:9/authorize")!
+        }
+        let methods = try await server.request("GET", "/api/v1/auth/methods")
+        #expect(methods.status == 200 && methods.json["token"] as? Bool == true && methods.json["refine"] as? Bool == false)
+        let offer = try #require(methods.json["apple"] as? [String: Any])
+        #expect(offer["client_id"] as? String == "com.foodmoment.web" && offer["authorize_url"] as? String == "http://127.0.0.1:9/authorize")
+        let web = try await server.signIn(try await apple.identityToken(subject: "web.1", audience: "com.foodmoment.web"))
+        #expect(web.status == 200 && web.json["access_token"] is String)
+        let app = try await server.signIn(try await apple.identityToken(subject: "web.1"))
+        #expect(app.status == 200 && app.json["new_user"] as? Bool == false, "the same Apple account through the app and the web")
+        #expect(try await server.signIn(try await apple.identityToken(audience: "com.someone.web")).status == 401)
+        await server.stop()
+        let plain = try await LiveServer()
+        let none = try await plain.request("GET", "/api/v1/auth/methods")
+        #expect(none.status == 200 && none.json["apple"] == nil)
+        await plain.stop()
+        await apple.stop()
+    }
+
     @Test func appleSignInIsOffWithoutABundleID() async throws {
         let server = try await LiveServer()
         let reply = try await server.request("POST", "/api/v1/auth/apple", contentType: "application/json", body: json(#"{"identity_token": "x.y.z"}"#))

@@ -1,4 +1,5 @@
 import FoodServer
+import MealStore
 import Foundation
 import Testing
 
@@ -40,5 +41,52 @@ struct WebAppTests {
         #expect(plain.json["image_url"] == nil)
         // Without a web folder, / is not the app.
         #expect(try await server.request("GET", "/").status == 404)
+    }
+
+    /// The diary's search: English and Chinese, the caller's meals only; a bad query is a 400 that says what to send.
+    @Test func pastMealsAreFoundByFoodInEitherLanguage() async throws {
+        let server = try await LiveServer()
+        defer { Task { await server.stop() } }
+        let alice = try await server.token(for: "alice"), bob = try await server.token(for: "bob")
+        for (token, body) in [(alice, #"{"foods": [{"food": "rice", "grams": 150}, {"food": "banana"}], "title": "Lunch bowl", "tz": "UTC"}"#),
+                              (alice, #"{"foods": [{"food": "apple", "grams": 150}], "tz": "UTC"}"#),
+                              (bob, #"{"foods": [{"food": "rice", "grams": 100}], "tz": "UTC"}"#)] {
+            #expect(try await server.request("POST", "/api/v1/meals", token: token, contentType: "application/json", body: Data(body.utf8)).status == 201)
+        }
+        func titles(_ q: String, _ token: String) async throws -> [String] {
+            let reply = try await server.request("GET", "/api/v1/meals/search?q=" + q.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!, token: token)
+            #expect(reply.status == 200)
+            return (reply.json["meals"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }
+        }
+        #expect(try await titles("rice", alice) == ["Lunch bowl"], "alice's rice, not bob's")
+        #expect(try await titles("米饭", alice) == ["Lunch bowl"], "Chinese finds the meal logged in English")
+        #expect(try await titles("BOWL", alice) == ["Lunch bowl"], "the title, any case")
+        #expect(try await titles("苹果", alice).count == 1)
+        #expect(try await titles("pizza", alice).isEmpty)
+        #expect(try await titles("rice", bob).count == 1)
+        let empty = try await server.request("GET", "/api/v1/meals/search?q=", token: alice)
+        #expect(empty.status == 400 && String(decoding: empty.body, as: UTF8.self).contains("q="))
+        #expect(try await server.request("GET", "/api/v1/meals/search?q=rice&limit=0", token: alice).status == 400)
+        #expect(try await server.request("GET", "/api/v1/meals/search?q=rice").status == 401)
+    }
+
+    /// Export downloads: JSON the CLI imports, CSV one row per food, each the caller's own diary.
+    @Test func theDiaryIsExportedAsJSONAndCSV() async throws {
+        let server = try await LiveServer()
+        defer { Task { await server.stop() } }
+        let alice = try await server.token(for: "alice"), bob = try await server.token(for: "bob")
+        let body = Data(#"{"foods": [{"food": "rice", "grams": 150}, {"food": "banana", "grams": 100}], "tz": "UTC"}"#.utf8)
+        #expect(try await server.request("POST", "/api/v1/meals", token: alice, contentType: "application/json", body: body).status == 201)
+        let json = try await server.request("GET", "/api/v1/export?format=json", token: alice)
+        #expect(json.status == 200 && json.headers["content-disposition"]?.hasPrefix("attachment; filename=\"foodmoment-") == true)
+        let doc = try DiaryExport.decode(json.body)
+        #expect(doc.meals.count == 1 && doc.meals[0].foods.map(\.label) == ["rice_dish", "banana"])
+        let csv = try await server.request("GET", "/api/v1/export?format=csv", token: alice)
+        let lines = String(decoding: csv.body, as: UTF8.self).split(separator: "\n")
+        #expect(csv.status == 200 && csv.headers["content-type"]?.hasPrefix("text/csv") == true)
+        #expect(lines.count == 3 && lines[0].hasPrefix("meal_id,") && lines[2].contains("banana"))
+        let others = try DiaryExport.decode(try await server.request("GET", "/api/v1/export", token: bob).body)
+        #expect(others.meals.isEmpty, "bob's export holds none of alice's meals")
+        #expect(try await server.request("GET", "/api/v1/export?format=xml", token: alice).status == 400)
     }
 }
