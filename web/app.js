@@ -1,7 +1,7 @@
 // FoodMoment in the browser: plain ES modules, no build step. Every value from the server or the user reaches the
 // page through textContent or an attribute set by the DOM API (`el`), never as HTML, so a food named
 // "<img onerror=…>" is shown as text; the server's Content-Security-Policy refuses inline script besides.
-import { api, APIError, idempotencyKey, setToken, token } from './api.js';
+import { api, APIError, download, idempotencyKey, imageURL, setToken, sha256Hex, token } from './api.js';
 import { language, languages, setLanguage, t } from './i18n.js';
 import { enqueue, flush, pending } from './queue.js';
 
@@ -85,20 +85,42 @@ async function guarded(action) {
 function foodName(f) { return language() === 'zh' && f.name_zh ? f.name_zh : f.name; }
 function foodLabel(f) { return `${f.emoji} ${foodName(f)}`; }
 
-/// "08:05" / "08:05 AM" in the page's language.
+/// The time zone days are counted in: the one saved in Settings (also the server profile's), else the device's.
+function zone() { return localStorage.getItem('foodmoment.tz') || Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'; }
+
+/// "08:05" / "08:05 AM" in the page's language and the chosen time zone.
 function clock(date) {
-  return new Date(date).toLocaleTimeString(language() === 'zh' ? 'zh-CN' : 'en', { hour: '2-digit', minute: '2-digit' });
+  return new Date(date).toLocaleTimeString(language() === 'zh' ? 'zh-CN' : 'en', { hour: '2-digit', minute: '2-digit', timeZone: zone() });
 }
 
 const round = (v) => Math.round(v);
 const one = (v) => Math.round(v * 10) / 10;
 
+/// YYYY-MM-DD of `date` in the chosen time zone.
 function localDay(date = new Date()) {
-  const p = (n) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${p(date.getMonth() + 1)}-${p(date.getDate())}`;
+  return new Intl.DateTimeFormat('en-CA', { timeZone: zone(), year: 'numeric', month: '2-digit', day: '2-digit' }).format(date);
 }
 
-const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+/// A calendar day's date (noon UTC, so it names the same day in any zone) and day arithmetic on YYYY-MM-DD.
+function dayDate(day) { return new Date(`${day}T12:00:00Z`); }
+function addDays(day, n) { const d = dayDate(day); d.setUTCDate(d.getUTCDate() + n); return d.toISOString().slice(0, 10); }
+function dayText(day, options) { return dayDate(day).toLocaleDateString(language() === 'zh' ? 'zh-CN' : 'en', { ...options, timeZone: 'UTC' }); }
+
+/// Units the person chose (Settings): energy in kcal or kJ, body weight in kg or lb. The server keeps kcal and kg.
+const kJPerKcal = 4.184, lbPerKg = 2.20462;
+function energyUnit() { return localStorage.getItem('foodmoment.energy') === 'kJ' ? 'kJ' : 'kcal'; }
+function weightUnit() { return localStorage.getItem('foodmoment.weight') === 'lb' ? 'lb' : 'kg'; }
+function energyValue(kcal) { return energyUnit() === 'kJ' ? kcal * kJPerKcal : kcal; }
+/// "512 kcal" / "2142 kJ" / "512 千卡".
+function energy(kcal) { return `${round(energyValue(kcal))} ${t(`unit.${energyUnit()}`)}`; }
+function weight(kg) { return `${one(weightUnit() === 'lb' ? kg * lbPerKg : kg)} ${t(`unit.${weightUnit()}`)}`; }
+
+/// What this server offers (`GET /auth/methods`): Sign in with Apple, LLM refinement. Asked once per page.
+let methods = null;
+async function serverMethods() {
+  if (!methods) methods = await api('/auth/methods').catch(() => ({ token: true, refine: false }));
+  return methods;
+}
 
 // MARK: - Screens
 
@@ -111,7 +133,7 @@ function signIn() {
       if (!value) { say(t('signin.empty'), 'error'); return; }
       setToken(value);
       try {
-        await api('/user/profile');
+        await rememberProfile();
         say('');
         location.hash = '#/today';
       } catch (error) {
@@ -121,19 +143,66 @@ function signIn() {
     },
   },
   el('h2', { text: t('signin.title') }),
+  el('div', { id: 'apple-slot' }),
   el('p', { class: 'help', text: t('signin.help') }),
   el('label', { for: 'token', text: t('signin.token') }), input,
   el('button', { type: 'submit', class: 'primary', text: t('signin.submit') }));
   show(form);
   input.focus();
+  serverMethods().then((m) => {
+    const slot = document.getElementById('apple-slot');
+    if (!m.apple || !slot) return;
+    slot.replaceChildren(el('button', { type: 'button', id: 'apple', class: 'apple', text: t('signin.apple'), onclick: () => startApple(m.apple) }),
+      el('p', { class: 'or', text: t('signin.or') }));
+  });
+}
+
+/// The profile's time zone becomes the page's (days, clocks) unless the person chose one here; also proves the token.
+async function rememberProfile() {
+  const profile = await api('/user/profile');
+  if (profile?.time_zone && !localStorage.getItem('foodmoment.tz')) localStorage.setItem('foodmoment.tz', profile.time_zone);
+  return profile;
+}
+
+/// Sign in with Apple, the web way: Apple's page, then back here with an identity token in the URL's fragment (never
+/// sent to any server by the browser). `state` ties the answer to this tab; Apple gets SHA-256 of the nonce, our
+/// server the nonce, so a token taken from elsewhere cannot be replayed here.
+async function startApple(apple) {
+  const state = crypto.randomUUID(), nonce = crypto.randomUUID();
+  sessionStorage.setItem('foodmoment.apple', JSON.stringify({ state, nonce }));
+  const url = new URL(apple.authorize_url);
+  url.search = new URLSearchParams({ client_id: apple.client_id, redirect_uri: `${location.origin}/`, response_type: 'code id_token',
+    response_mode: 'fragment', state, nonce: await sha256Hex(nonce) }).toString();
+  location.assign(url.toString());
+}
+
+/// Back from Apple: the fragment holds `id_token` and `state` (or `error`). Removed from the address bar at once.
+async function finishApple() {
+  const answer = new URLSearchParams(location.hash.slice(1));
+  history.replaceState(null, '', '#/signin');
+  const started = JSON.parse(sessionStorage.getItem('foodmoment.apple') ?? 'null');
+  sessionStorage.removeItem('foodmoment.apple');
+  if (answer.get('error')) { say(t('signin.applecancelled'), 'error'); return; }
+  if (!started || answer.get('state') !== started.state) { say(t('signin.applestate'), 'error'); return; }
+  say(t('signin.appleworking'));
+  try {
+    const tokens = await api('/auth/apple', { method: 'POST', body: { identity_token: answer.get('id_token'), nonce: started.nonce } });
+    setToken(tokens.access_token, tokens.refresh_token);
+    await rememberProfile();
+    say('');
+    history.replaceState(null, '', '#/today');
+  } catch (error) {
+    setToken(null);
+    say(explain(error), 'error');
+  }
 }
 
 function capture() {
-  const input = el('input', { id: 'photo', type: 'file', accept: 'image/*', capture: 'environment', class: 'visually-hidden' });
-  input.addEventListener('change', () => { if (input.files.length) analyze(input.files[0]); });
+  const input = el('input', { id: 'photo', type: 'file', accept: 'image/*', capture: 'environment', multiple: true, class: 'visually-hidden' });
+  input.addEventListener('change', () => { if (input.files.length) analyzeAll([...input.files]); });
   const zone = el('div', { class: 'drop', id: 'drop' },
     el('p', { class: 'help', text: t('capture.help') }),
-    el('label', { for: 'photo', class: 'button primary', tabindex: '0', role: 'button', text: t('capture.pick'),
+    el('label', { for: 'photo', class: 'button primary', tabindex: '0', role: 'button', id: 'pick', text: t('capture.pick'),
       onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); input.click(); } } }),
     input,
     el('p', { class: 'hint', text: t('capture.drop') }));
@@ -142,19 +211,35 @@ function capture() {
   zone.addEventListener('drop', (e) => {
     e.preventDefault();
     zone.classList.remove('over');
-    if (e.dataTransfer.files.length) analyze(e.dataTransfer.files[0]);
+    if (e.dataTransfer.files.length) analyzeAll([...e.dataTransfer.files]);
   });
   show(el('section', { class: 'card' }, el('h2', { text: t('capture.title') }), zone));
 }
 
-/// Checks the file here (type and size), sends it, and shows the result.
-async function analyze(file) {
+/// Several photos are analysed one after the other: each gets its own result screen, logged or skipped in turn.
+let photoQueue = [];
+function analyzeAll(files) {
+  photoQueue = files.slice(1).map((file, i) => ({ file, number: i + 2, of: files.length }));
+  analyze(files[0], files.length > 1 ? { number: 1, of: files.length } : null);
+}
+
+/// The next photo of a batch, if any; else `then`.
+function nextPhoto(then) {
+  const next = photoQueue.shift();
+  if (next) analyze(next.file, { number: next.number, of: next.of }); else then();
+}
+
+/// Checks the file here (type and size), sends it, and shows the result; then, when this server has an LLM, asks
+/// it to check the foods and shows its answer when it arrives.
+async function analyze(file, position = null) {
   if (!photoTypes.includes(file.type) && !/\.(jpe?g|png|heic|heif|webp)$/i.test(file.name)) {
     say(t('error.notimage', { name: file.name }), 'error');
+    nextPhoto(() => {});
     return;
   }
   if (file.size > maxPhotoMB * 1024 * 1024) {
     say(t('error.toolarge', { name: file.name, mb: maxPhotoMB }), 'error');
+    nextPhoto(() => {});
     return;
   }
   say('');
@@ -163,15 +248,54 @@ async function analyze(file) {
   show(progress);
   const sent = setTimeout(() => { const p = document.getElementById('progress-text'); if (p) p.textContent = t('capture.busy'); }, 300);
   const type = photoTypes.includes(file.type) ? file.type : 'image/jpeg';
-  const answer = await guarded(() => api('/food/analyze?store_photo=true', { method: 'POST', body: new Blob([file], { type }) }));
+  const blob = new Blob([file], { type });
+  const answer = await guarded(() => api('/food/analyze?store_photo=true', { method: 'POST', body: blob }));
   clearTimeout(sent);
-  if (!answer) { capture(); return; }
+  if (!answer) { photoQueue = []; capture(); return; }
   draft = {
-    answer,
+    answer, position, edited: false,
     photo: URL.createObjectURL(file),
     foods: answer.detected_foods.map((f) => ({ ...f, startGrams: f.grams })),
   };
-  location.hash = '#/result';
+  if (location.hash === '#/result') result(); else location.hash = '#/result';
+  const mine = draft;
+  if ((await serverMethods()).refine) refine(mine, blob);
+}
+
+/// Stage 2 in the background: the server's LLM corrects identity and grams (never nutrition). Applied at once when the
+/// person has not touched the result yet; otherwise offered.
+async function refine(mine, blob) {
+  mine.refining = true;
+  setRefineNote(mine, t('result.refining'));
+  let answer;
+  try {
+    answer = await api('/food/analyze?store_photo=true&refine=true', { method: 'POST', body: blob });
+  } catch (error) {
+    mine.refining = false;
+    setRefineNote(mine, error instanceof APIError ? explain(error) : '');
+    return;
+  }
+  mine.refining = false;
+  const info = answer.refinement ?? {};
+  if (info.status !== 'refined') { setRefineNote(mine, t('result.unrefined', { reason: info.reason ?? '—' })); return; }
+  const foods = answer.detected_foods.map((f) => ({ ...f, startGrams: f.grams }));
+  const model = info.model ?? info.provider ?? 'LLM';
+  const use = () => {
+    mine.answer = answer;
+    mine.foods.splice(0, mine.foods.length, ...foods);
+    mine.refineNote = t('result.refined', { model });
+    mine.offer = null;
+    if (draft === mine && location.hash === '#/result') result();
+  };
+  if (!mine.edited) { use(); return; }
+  mine.offer = { text: t('result.refinedoffer', { model, foods: foods.map((f) => `${foodLabel(f)} ${round(f.grams)} g`).join(', ') }), use };
+  if (draft === mine && location.hash === '#/result') result();
+}
+
+function setRefineNote(mine, text) {
+  mine.refineNote = text;
+  const note = document.getElementById('refine-note');
+  if (draft === mine && note) { note.textContent = text; note.hidden = !text; }
 }
 
 /// A food's numbers for `grams`: the analysis's values scaled (they are per its own grams, from the tables).
@@ -182,8 +306,8 @@ function scaled(food, grams) {
     sugars: v(food.sugars_g), sodium: v(food.sodium_mg) };
 }
 
-/// Search-as-you-type over the nutrition tables (`GET /food/search`): a combobox whose list updates 200 ms after the
-/// last key; ↓ enters the list, Enter or a click picks, Escape closes. `onPick(hit)` gets the chosen result.
+/// Search-as-you-type over the nutrition tables (`GET /food/search?prefix=true`): a combobox whose list updates 200 ms
+/// after the last key; ↓ enters the list, Enter or a click picks, Escape closes. `onPick(hit)` gets the chosen result.
 function foodSearch(id, label, onPick) {
   const input = el('input', { id, type: 'search', role: 'combobox', 'aria-autocomplete': 'list',
     'aria-expanded': 'false', 'aria-controls': `${id}-list`, 'aria-label': label, placeholder: label });
@@ -197,13 +321,13 @@ function foodSearch(id, label, onPick) {
     if (!q) { close(); return; }
     timer = setTimeout(async () => {
       const mine = ++asked;
-      const found = await guarded(() => api(`/food/search?q=${encodeURIComponent(q)}&limit=6`));
+      const found = await guarded(() => api(`/food/search?q=${encodeURIComponent(q)}&limit=6&prefix=true`));
       if (mine !== asked || !found) return;   // a later keystroke's answer wins
       list.replaceChildren(...found.results.map((hit, i) => el('li', {
         role: 'option', id: `${id}-hit-${i}`, tabindex: '-1', class: 'hit', 'aria-selected': 'false',
         onclick: () => pick(hit), onkeydown: (e) => { if (e.key === 'Enter') { e.preventDefault(); pick(hit); } },
       }, el('span', { text: hit.brand ? `${hit.name} (${hit.brand})` : hit.name }),
-      el('span', { class: 'help', text: typeof hit.kcal_per_100g === 'number' ? `${round(hit.kcal_per_100g)} kcal / 100 g` : '' }))));
+      el('span', { class: 'help', text: typeof hit.kcal_per_100g === 'number' ? `${energy(hit.kcal_per_100g)} / 100 g` : '' }))));
       list.hidden = found.results.length === 0;
       input.setAttribute('aria-expanded', String(!list.hidden));
     }, 200);
@@ -222,22 +346,24 @@ function foodSearch(id, label, onPick) {
 }
 
 /// A search hit as a food of the result: its table id as the label (the server resolves it exactly), its values
-/// per 100 g as the numbers for 100 g.
-function fromHit(hit, grams, box) {
+/// per 100 g as the numbers for 100 g. `index` keeps the place of the logged food it replaces (editing).
+function fromHit(hit, grams, box, index) {
   return { label: hit.food_id, name: hit.name, name_zh: '', emoji: '🍽️', color: '#888888', confidence: 1, bounding_box: box,
     grams, startGrams: 100, calories: hit.kcal_per_100g ?? null, protein_g: hit.protein_g_per_100g ?? null,
-    carbs_g: hit.carbs_g_per_100g ?? null, fat_g: hit.fat_g_per_100g ?? null, source: 'user' };
+    carbs_g: hit.carbs_g_per_100g ?? null, fat_g: hit.fat_g_per_100g ?? null, source: 'user', index, replaced: index !== undefined };
 }
 
+/// The result of a photo, or a logged meal being edited (`draft.meal`): photo with boxes, foods with grams, totals.
 function result() {
   if (!draft) { location.hash = '#/capture'; return; }
   const { answer, foods } = draft;
+  const editing = Boolean(draft.meal);
   const figure = el('figure', { class: 'photo' });
-  const img = el('img', { src: draft.photo, alt: answer.ai_analysis, id: 'meal-photo' });
   const overlay = svg('svg', { class: 'boxes', viewBox: '0 0 100 100', preserveAspectRatio: 'none', 'aria-hidden': 'true' });
-  figure.append(img, overlay);
+  if (draft.photo) figure.append(el('img', { src: draft.photo, alt: answer.ai_analysis ?? '', id: 'meal-photo' }), overlay);
   const list = el('ul', { class: 'foods', id: 'foods' });
   const total = el('p', { class: 'total', id: 'total', 'aria-live': 'polite' });
+  const touched = () => { draft.edited = true; };
 
   function redraw() {
     overlay.replaceChildren();
@@ -248,20 +374,23 @@ function result() {
       overlay.append(svg('rect', { ...rect, class: 'box-shade' }), svg('rect', { ...rect, class: 'box', stroke: f.color }));
     }
     figure.querySelectorAll('.tag').forEach((n) => n.remove());
-    for (const f of foods.filter((x) => x.bounding_box)) {
-      const b = f.bounding_box;
-      const tag = el('span', { class: 'tag', text: foodLabel(f) });
-      tag.style.left = `${b.x * 100}%`;
-      tag.style.top = `${b.y * 100}%`;
-      tag.style.borderColor = f.color;
-      figure.append(tag);
+    if (draft.photo) {
+      for (const f of foods.filter((x) => x.bounding_box)) {
+        const b = f.bounding_box;
+        // Above the box, or inside it when the box starts at the photo's top edge (above would cover the title).
+        const tag = el('span', { class: b.y < 0.08 ? 'tag inside' : 'tag', text: foodLabel(f) });
+        tag.style.left = `${b.x * 100}%`;
+        tag.style.top = `${b.y * 100}%`;
+        tag.style.borderColor = f.color;
+        figure.append(tag);
+      }
     }
     let kcal = 0, protein = 0, carbs = 0, fat = 0;
     for (const f of foods) {
       const n = scaled(f, f.grams);
       kcal += n.kcal ?? 0; protein += n.protein ?? 0; carbs += n.carbs ?? 0; fat += n.fat ?? 0;
     }
-    total.textContent = `${t('result.total')}: ${round(kcal)} kcal · ${t('macro.protein')} ${one(protein)} g · `
+    total.textContent = `${t('result.total')}: ${energy(kcal)} · ${t('macro.protein')} ${one(protein)} g · `
       + `${t('macro.carbs')} ${one(carbs)} g · ${t('macro.fat')} ${one(fat)} g`;
     logButton.disabled = foods.length === 0;
   }
@@ -280,11 +409,11 @@ function result() {
       number.value = String(round(g));
       slider.value = String(round(g));
       const n = scaled(f, g);
-      kcal.textContent = n.kcal === null ? '— kcal' : `${round(n.kcal)} kcal`;
+      kcal.textContent = n.kcal === null ? `— ${t(`unit.${energyUnit()}`)}` : energy(n.kcal);
       redraw();
     };
-    number.addEventListener('input', () => update(number.value));
-    slider.addEventListener('input', () => update(slider.value));
+    number.addEventListener('input', () => { touched(); update(number.value); });
+    slider.addEventListener('input', () => { touched(); update(slider.value); });
     const item = el('li', { class: 'food' },
       el('span', { class: 'swatch', 'aria-hidden': 'true' }),
       el('span', { class: 'name', text: `${f.emoji} ${name}` }),
@@ -296,29 +425,39 @@ function result() {
           if (open) { open.remove(); e.target.setAttribute('aria-expanded', 'false'); return; }
           e.target.setAttribute('aria-expanded', 'true');
           const box = foodSearch(`replace-${foods.indexOf(f)}`, t('result.search'), (hit) => {
-            foods[foods.indexOf(f)] = fromHit(hit, f.grams, f.bounding_box);   // the new food where the old was seen
+            touched();
+            foods[foods.indexOf(f)] = fromHit(hit, f.grams, f.bounding_box, f.index);   // the new food where the old was seen
             result();
           });
           item.append(box);
           box.querySelector('input').focus();
         } }),
       el('button', { type: 'button', class: 'remove', 'aria-label': t('result.remove', { name }), text: '✕',
-        onclick: () => { foods.splice(foods.indexOf(f), 1); item.remove(); redraw(); if (!foods.length) say(t('result.empty')); } }));
+        onclick: () => { touched(); foods.splice(foods.indexOf(f), 1); item.remove(); redraw(); if (!foods.length) say(t('result.empty')); } }));
     item.querySelector('.swatch').style.background = f.color;
     update(f.grams);
     return item;
   }
 
-  const logButton = el('button', { type: 'button', class: 'primary', id: 'log', text: t('result.log'), onclick: logMeal });
+  const logButton = el('button', { type: 'button', class: 'primary', id: 'log', text: t(editing ? 'edit.save' : 'result.log'),
+    onclick: editing ? saveMeal : logMeal });
   for (const f of foods) list.append(row(f));
   const body = foods.length ? list : el('p', { class: 'help', text: t('result.none') });
   const add = el('div', { class: 'add' }, el('label', { for: 'add-food', text: t('result.add') }),
-    foodSearch('add-food', t('result.search'), (hit) => { foods.push(fromHit(hit, 100, null)); result(); }));
-  show(el('section', { class: 'card' }, el('h2', { text: t('result.title') }),
-    el('div', { class: 'result-layout' }, el('div', { class: 'photo-column' }, figure),
-      el('div', {}, body, add, total,
-        el('div', { class: 'actions' }, logButton,
-          el('button', { type: 'button', text: t('result.again'), onclick: () => { draft = null; location.hash = '#/capture'; } }))))));
+    foodSearch('add-food', t('result.search'), (hit) => { touched(); foods.push(fromHit(hit, 100, null)); result(); }));
+  const note = el('p', { class: 'help refine', id: 'refine-note', role: 'status', text: draft.refineNote ?? '', hidden: !draft.refineNote });
+  const offer = draft.offer ? el('div', { class: 'offer', id: 'refine-offer' }, el('p', { text: draft.offer.text }),
+    el('button', { type: 'button', id: 'use-refined', text: t('result.userefined'), onclick: draft.offer.use })) : null;
+  const title = editing ? t('edit.title') : draft.position ? `${t('result.title')} · ${t('capture.several', { i: draft.position.number, n: draft.position.of })}` : t('result.title');
+  const secondary = editing
+    ? el('button', { type: 'button', id: 'cancel-edit', text: t('edit.cancel'), onclick: () => { draft = null; history.back(); } })
+    : photoQueue.length
+      ? el('button', { type: 'button', id: 'skip', text: t('result.skip'), onclick: () => { draft = null; nextPhoto(() => { location.hash = '#/capture'; }); } })
+      : el('button', { type: 'button', text: t('result.again'), onclick: () => { draft = null; location.hash = '#/capture'; } });
+  show(el('section', { class: 'card' }, el('h2', { text: title }),
+    el('div', { class: 'result-layout' }, draft.photo ? el('div', { class: 'photo-column' }, figure) : null,
+      el('div', {}, note, offer, body, add, total,
+        el('div', { class: 'actions' }, logButton, secondary)))));
   redraw();
 }
 
@@ -328,7 +467,7 @@ async function logMeal() {
   button.textContent = t('result.logging');
   const body = {
     image_id: draft.answer.image_id,
-    tz: timeZone,
+    tz: zone(),
     foods: draft.foods.map((f) => ({ food: f.label, grams: Math.round(f.grams * 10) / 10, box: f.bounding_box ?? undefined })),
   };
   const key = idempotencyKey();
@@ -343,7 +482,7 @@ async function logMeal() {
       await enqueue(key, body, { kcal, names, time: new Date().toISOString() });
       draft = null;
       say(t('result.queued'));
-      location.hash = '#/today';
+      nextPhoto(() => { location.hash = '#/today'; });
       return;
     }
     fail(error);
@@ -352,19 +491,43 @@ async function logMeal() {
     return;
   }
   draft = null;
-  say(t('result.logged', { kcal: round(meal.totals.kcal) }));
-  location.hash = '#/today';
+  say(t('result.logged', { energy: energy(meal.totals.kcal) }));
+  nextPhoto(() => { location.hash = '#/today'; });
+}
+
+/// Opens a logged meal in the result screen: its kept photo and boxes, its foods with their grams.
+async function editMeal(meal) {
+  const hash = meal.photos?.[0]?.hash;
+  const photo = hash ? await imageURL(hash) : null;
+  draft = {
+    meal, answer: { ai_analysis: meal.title }, photo, edited: false,
+    foods: meal.foods.map((f, index) => ({ ...f, index, calories: f.kcal, bounding_box: f.box ?? null, startGrams: f.grams })),
+  };
+  location.hash = '#/result';
+}
+
+/// `PUT /meals/{id}`: kept foods by index with their grams, a replaced one by index with its new food, added ones by name.
+async function saveMeal() {
+  const { meal, foods } = draft;
+  const grams = (f) => Math.round(f.grams * 10) / 10;
+  const body = { foods: foods.map((f) => (f.index === undefined ? { food: f.label, grams: grams(f) }
+    : f.replaced ? { index: f.index, food: f.label, grams: grams(f) } : { index: f.index, grams: grams(f) })) };
+  const saved = await guarded(() => api(`/meals/${encodeURIComponent(meal.id)}`, { method: 'PUT', body }));
+  if (!saved) return;
+  draft = null;
+  say(t('edit.saved', { energy: energy(saved.totals.kcal) }));
+  history.back();
 }
 
 function ring(eaten, goal) {
   const r = 52, c = 2 * Math.PI * r;
   const share = goal ? Math.min(1, eaten / goal) : 0;
-  return svg('svg', { class: 'ring', viewBox: '0 0 120 120', role: 'img', 'aria-label': t('today.eaten', { kcal: round(eaten) }) },
+  return svg('svg', { class: 'ring', viewBox: '0 0 120 120', role: 'img', 'aria-label': t('today.eaten', { energy: energy(eaten) }) },
     svg('circle', { cx: 60, cy: 60, r, class: 'track' }),
     share > 0 ? svg('circle', { cx: 60, cy: 60, r, class: goal && eaten > goal ? 'fill over' : 'fill',
       'stroke-dasharray': `${c * share} ${c}`, transform: 'rotate(-90 60 60)' }) : '',
-    svg('text', { x: 60, y: 58, class: 'big' }, String(round(eaten))),
-    svg('text', { x: 60, y: 76, class: 'small' }, 'kcal'));
+    svg('text', { x: 60, y: 58, class: 'big' }, String(round(energyValue(eaten)))),
+    svg('text', { x: 60, y: 76, class: 'small' }, t(`unit.${energyUnit()}`)));
 }
 
 /// A macro against its goal; without one, its share of the day's energy (4, 4 and 9 kcal per gram).
@@ -377,20 +540,28 @@ function bar(label, value, goal, energyShare, unit = 'g') {
     el('span', { class: 'num', text: goal ? `${one(value)} / ${round(goal)} ${unit}` : `${one(value)} ${unit}` }));
 }
 
+/// Today: what was eaten against the goal, macros, water, weight and the day's meals. The last answer is kept on this
+/// device, so without a connection the day still shows (saying from when), with the meals waiting to be sent.
 async function today() {
   const day = localDay();
-  const q = `date=${day}&tz=${encodeURIComponent(timeZone)}`;
+  const q = `date=${day}&tz=${encodeURIComponent(zone())}`;
   await sendWaiting();
   const waiting = await pending();
   let data;
   try {
-    const [meals, goals, water] = await Promise.all([api(`/meals?${q}`), api('/user/goals'), api(`/water?${q}`)]);
-    data = { meals: meals.meals, goals, water };
+    const [meals, goals, water, weights] = await Promise.all([api(`/meals?${q}`), api('/user/goals'), api(`/water?${q}`),
+      api(`/user/weight?from=${addDays(day, -90)}&to=${day}&tz=${encodeURIComponent(zone())}`)]);
+    data = { meals: meals.meals, goals, water, weight: weights.weight.at(-1) ?? null };
+    localStorage.setItem('foodmoment.today', JSON.stringify({ day, at: new Date().toISOString(), data }));
   } catch (error) {
-    // Offline, the day still shows what waits on this device; anything else is said and nothing is drawn.
+    // Offline, the day shows the numbers last seen here and what waits on this device; anything else is said.
     if (!(error instanceof APIError && error.status === 0)) { fail(error); return; }
-    if (waiting.length) say(`${t('result.queued')} ${t('error.network')}`, 'error'); else say(t('error.network'), 'error');
-    data = { meals: [], goals: null, water: { total_ml: 0 } };
+    const kept = JSON.parse(localStorage.getItem('foodmoment.today') ?? 'null');
+    data = kept?.day === day ? kept.data : { meals: [], goals: null, water: { total_ml: 0 }, weight: null };
+    const parts = [t('error.network')];
+    if (kept?.day === day) parts.unshift(t('today.offline', { time: clock(kept.at) }));
+    if (waiting.length) parts.unshift(t('result.queued'));
+    say(parts.join(' '), 'error');
   }
   const { meals, goals, water } = data;
   const sum = (key) => meals.reduce((s, m) => s + (m.totals?.[key] ?? 0), 0);
@@ -401,9 +572,9 @@ async function today() {
     el('h2', { id: 'today-title', text: t('today.title') }),
     el('div', { class: 'summary' }, ring(eaten, goal),
       el('div', {},
-        el('p', { class: 'left', id: 'kcal-left', text: left === null ? t('today.nogoal') : left >= 0 ? t('today.left', { kcal: round(left) }) : t('today.over', { kcal: round(-left) }) }),
-        el('p', { class: 'eaten', id: 'kcal-eaten', text: t('today.eaten', { kcal: round(eaten) }) }),
-        goal ? el('p', { class: 'help', text: t('today.goal', { kcal: round(goal) }) }) : null)),
+        el('p', { class: 'left', id: 'kcal-left', text: left === null ? t('today.nogoal') : left >= 0 ? t('today.left', { energy: energy(left) }) : t('today.over', { energy: energy(-left) }) }),
+        el('p', { class: 'eaten', id: 'kcal-eaten', text: t('today.eaten', { energy: energy(eaten) }) }),
+        goal ? el('p', { class: 'help', text: t('today.goal', { energy: energy(goal) }) }) : null)),
     bar(t('macro.protein'), sum('protein_g'), goals?.protein_g, eaten ? (sum('protein_g') * 4) / eaten : 0),
     bar(t('macro.carbs'), sum('carbs_g'), goals?.carbs_g, eaten ? (sum('carbs_g') * 4) / eaten : 0),
     bar(t('macro.fat'), sum('fat_g'), goals?.fat_g, eaten ? (sum('fat_g') * 9) / eaten : 0),
@@ -411,16 +582,42 @@ async function today() {
       el('span', { class: 'num', id: 'water-ml', text: t('today.waterml', { ml: round(water.total_ml ?? 0) }) }),
       el('button', { type: 'button', id: 'add-water', text: t('today.addwater'), onclick: async () => {
         if (await guarded(() => api('/water', { method: 'POST', body: { milliliters: 250 }, headers: { 'Idempotency-Key': idempotencyKey() } }))) today();
-      } })));
+      } })),
+    weightRow(data.weight));
   const list = mealList(meals, today);
   for (const w of waiting) {
     const time = clock(w.preview.time);
     list.append(el('li', { class: 'meal pending' },
       el('div', {}, el('strong', { text: `${time} · ${t('today.pending')}` }), el('p', { class: 'foods-line', text: w.preview.names })),
-      el('span', { class: 'kcal', text: `${round(w.preview.kcal)} kcal` })));
+      el('span', { class: 'kcal', text: energy(w.preview.kcal) })));
   }
   show(summary, el('section', { class: 'card' }, el('h2', { text: t('today.meals') }),
     meals.length || waiting.length ? list : el('p', { class: 'help', text: t('today.nomeals') })));
+}
+
+/// The last weight and a field to log today's, in the chosen unit. A jump that looks like a typo is confirmed first.
+function weightRow(last) {
+  const unit = weightUnit();
+  const field = el('input', { id: 'weight', type: 'number', min: unit === 'lb' ? 5 : 2, max: unit === 'lb' ? 1100 : 500, step: 0.1,
+    inputmode: 'decimal', 'aria-label': t('today.weightfield', { unit: t(`unit.${unit}`) }), placeholder: t(`unit.${unit}`) });
+  const send = async (force) => {
+    const value = Number(field.value);
+    if (!value) { field.focus(); return; }
+    const kilograms = Math.round((unit === 'lb' ? value / lbPerKg : value) * 100) / 100;
+    try {
+      await api('/user/weight', { method: 'POST', body: { kilograms, force: force || undefined }, headers: { 'Idempotency-Key': idempotencyKey() } });
+    } catch (error) {
+      if (error instanceof APIError && error.status === 422 && !force && confirm(t('today.weightconfirm', { message: error.message }))) { send(true); return; }
+      fail(error);
+      return;
+    }
+    say(t('today.weightlogged'));
+    today();
+  };
+  return el('form', { class: 'weight', onsubmit: (e) => { e.preventDefault(); send(false); } },
+    el('span', { text: t('today.weight') }),
+    el('span', { class: 'num', id: 'weight-last', text: last ? t('today.lastweight', { weight: weight(last.kilograms), day: dayText(localDay(new Date(last.time)), { month: 'short', day: 'numeric' }) }) : t('today.noweight') }),
+    el('span', { class: 'field' }, field, el('button', { type: 'submit', id: 'log-weight', text: t('today.logweight') })));
 }
 
 /// Sends the meals waiting on this device (see queue.js) and says what happened.
@@ -431,74 +628,104 @@ async function sendWaiting() {
   return sent;
 }
 
-/// A day's meals (type, time, title, foods, kcal) with delete; `changed` redraws the screen after a deletion.
-function mealList(meals, changed) {
+/// Object URLs of kept photos already fetched this page (thumbnails are drawn again on each visit).
+const thumbnails = new Map();
+
+/// Meals (type, time, title, thumbnail, foods, energy) with edit and delete; `changed` redraws after a deletion.
+function mealList(meals, changed, withDay = false) {
   const list = el('ul', { class: 'meals', id: 'meals' });
   for (const m of meals) {
-    const time = clock(m.time);
+    const when = withDay ? `${dayText(localDay(new Date(m.time)), { month: 'short', day: 'numeric' })} ${clock(m.time)}` : clock(m.time);
     const names = m.foods.map(foodLabel).join(' · ');
-    list.append(el('li', { class: 'meal' },
-      el('div', {}, el('strong', { text: `${t(`meal.${m.type}`)} · ${time}` }), el('p', { class: 'title', text: m.title }),
+    const hash = m.photos?.[0]?.hash;
+    const thumb = hash ? el('img', { class: 'thumb', alt: '', width: 56, height: 56 }) : el('span', { class: 'thumb none', 'aria-hidden': 'true', text: m.foods[0]?.emoji ?? '🍽️' });
+    if (hash) {
+      if (thumbnails.has(hash)) thumb.src = thumbnails.get(hash);
+      else imageURL(hash).then((url) => { if (url) { thumbnails.set(hash, url); thumb.src = url; } });
+    }
+    list.append(el('li', { class: 'meal' }, thumb,
+      el('div', {}, el('strong', { text: `${t(`meal.${m.type}`)} · ${when}` }), el('p', { class: 'title', text: m.title }),
         el('p', { class: 'foods-line', text: names })),
-      el('span', { class: 'kcal', text: `${round(m.totals.kcal)} kcal` }),
-      el('button', { type: 'button', class: 'remove', 'aria-label': t('today.delete', { title: m.title }), text: '✕', onclick: async () => {
-        if ((await guarded(() => api(`/meals/${encodeURIComponent(m.id)}`, { method: 'DELETE' }))) !== undefined) { say(t('today.deleted')); changed(); }
-      } })));
+      el('span', { class: 'kcal', text: energy(m.totals.kcal) }),
+      el('span', { class: 'meal-actions' },
+        el('button', { type: 'button', class: 'edit', 'aria-label': t('today.edit', { title: m.title }), text: '✎', onclick: () => editMeal(m) }),
+        el('button', { type: 'button', class: 'remove', 'aria-label': t('today.delete', { title: m.title }), text: '✕', onclick: async () => {
+          if ((await guarded(() => api(`/meals/${encodeURIComponent(m.id)}`, { method: 'DELETE' }))) !== undefined) { say(t('today.deleted')); changed(); }
+        } }))));
   }
   return list;
 }
 
-/// The diary: a month calendar with a dot on each day with meals, and the chosen day's meals.
-let diaryDay = null;
+/// The diary: a search over past meals, the chosen day's week as a strip, a month calendar with a dot on each day
+/// with meals, and the chosen day's meals (or what the search found).
+let diaryDay = null, diaryQuery = '';
 async function diary() {
   diaryDay = diaryDay ?? localDay();
   const [year, month] = diaryDay.split('-').map(Number);
   const monthText = `${year}-${String(month).padStart(2, '0')}`;
-  const q = `tz=${encodeURIComponent(timeZone)}`;
+  const q = `tz=${encodeURIComponent(zone())}`;
   const data = await guarded(async () => {
-    const [report, meals] = await Promise.all([api(`/stats/monthly?month=${monthText}&${q}`), api(`/meals?date=${diaryDay}&${q}`)]);
-    return { report, meals: meals.meals };
+    const [report, week, meals, found] = await Promise.all([api(`/stats/monthly?month=${monthText}&${q}`), api(`/stats/weekly?week=${diaryDay}&${q}`),
+      api(`/meals?date=${diaryDay}&${q}`), diaryQuery ? api(`/meals/search?q=${encodeURIComponent(diaryQuery)}&limit=50`) : null]);
+    return { report, week, meals: meals.meals, found };
   });
   if (!data) return;
-  const counts = Object.fromEntries((data.report.days ?? []).map((d) => [d.day, d.meals]));
-  const first = new Date(year, month - 1, 1);
-  const lead = (first.getDay() + 6) % 7;   // weeks start on Monday
-  const daysIn = new Date(year, month, 0).getDate();
+  const counts = Object.fromEntries([...(data.report.days ?? []), ...(data.week.days ?? [])].map((d) => [d.day, d.meals]));
+  const lead = (dayDate(`${monthText}-01`).getUTCDay() + 6) % 7;   // weeks start on Monday
+  const daysIn = new Date(Date.UTC(year, month, 0)).getUTCDate();
   const names = language() === 'zh' ? ['一', '二', '三', '四', '五', '六', '日'] : ['Mo', 'Tu', 'We', 'Th', 'Fr', 'Sa', 'Su'];
-  const grid = el('div', { class: 'calendar', role: 'group', 'aria-label': monthText },
+  const dayButton = (day, label) => {
+    const count = counts[day] ?? 0;
+    return el('button', { type: 'button', class: `day${count ? ' has' : ''}${day === diaryDay ? ' chosen' : ''}${day === localDay() ? ' today' : ''}`,
+      'data-date': day, 'aria-pressed': day === diaryDay ? 'true' : 'false', 'aria-label': t('diary.day', { day, count }),
+      onclick: () => { diaryDay = day; diaryQuery = ''; diary(); } }, label, count ? el('span', { class: 'dot', 'aria-hidden': 'true' }) : null);
+  };
+  const monday = addDays(diaryDay, -((dayDate(diaryDay).getUTCDay() + 6) % 7));
+  const strip = el('div', { class: 'calendar strip', id: 'week-strip', role: 'group', 'aria-label': t('diary.week', { day: monday }) },
+    ...Array.from({ length: 7 }, (_, i) => {
+      const day = addDays(monday, i);
+      return dayButton(day, `${names[i]} ${Number(day.slice(8))}`);
+    }));
+  const grid = el('div', { class: 'calendar', id: 'month-grid', role: 'group', 'aria-label': monthText },
     ...names.map((n) => el('span', { class: 'dow', 'aria-hidden': 'true', text: n })),
     ...Array.from({ length: lead }, () => el('span', { class: 'pad' })));
-  for (let d = 1; d <= daysIn; d++) {
-    const day = `${monthText}-${String(d).padStart(2, '0')}`;
-    const count = counts[day] ?? 0;
-    grid.append(el('button', { type: 'button', class: `day${count ? ' has' : ''}${day === diaryDay ? ' chosen' : ''}${day === localDay() ? ' today' : ''}`,
-      'data-date': day, 'aria-pressed': day === diaryDay ? 'true' : 'false', 'aria-label': t('diary.day', { day, count }),
-      onclick: () => { diaryDay = day; diary(); } }, String(d), count ? el('span', { class: 'dot', 'aria-hidden': 'true' }) : null));
-  }
-  const shift = (k) => { const m = new Date(year, month - 1 + k, 1); diaryDay = localDay(m); diary(); };
-  const title = new Date(year, month - 1, 1).toLocaleDateString(language() === 'zh' ? 'zh-CN' : 'en', { year: 'numeric', month: 'long' });
-  show(el('section', { class: 'card' }, el('h2', { text: t('diary.title') }),
+  for (let d = 1; d <= daysIn; d++) grid.append(dayButton(`${monthText}-${String(d).padStart(2, '0')}`, String(d)));
+  const shift = (k) => { diaryDay = new Date(Date.UTC(year, month - 1 + k, 1)).toISOString().slice(0, 10); diaryQuery = ''; diary(); };
+  const search = el('input', { id: 'meal-search', type: 'search', value: diaryQuery, 'aria-label': t('diary.search'), placeholder: t('diary.search') });
+  const searchForm = el('form', { class: 'row search-meals', role: 'search', onsubmit: (e) => { e.preventDefault(); diaryQuery = search.value.trim(); diary(); } },
+    search, el('button', { type: 'submit', id: 'meal-search-go', text: t('diary.searchbutton') }));
+  const dayCard = data.found
+    ? el('section', { class: 'card', id: 'search-results' },
+      el('h2', { text: data.found.total ? t('diary.found', { q: diaryQuery, n: data.found.total }) : t('diary.notfound', { q: diaryQuery }) }),
+      data.found.meals.length ? mealList(data.found.meals, diary, true) : null,
+      el('button', { type: 'button', id: 'clear-search', text: t('diary.clear'), onclick: () => { diaryQuery = ''; diary(); } }))
+    : el('section', { class: 'card' }, el('h2', { id: 'diary-day', text: dayText(diaryDay, { weekday: 'long', month: 'long', day: 'numeric' }) }),
+      data.meals.length ? mealList(data.meals, diary) : el('p', { class: 'help', text: t('diary.nomeals') }));
+  const calendar = el('section', { class: 'card' }, strip,
     el('div', { class: 'month' },
       el('button', { type: 'button', 'aria-label': t('diary.prev'), text: '‹', onclick: () => shift(-1) }),
-      el('strong', { text: title }),
+      el('strong', { text: dayText(`${monthText}-15`, { year: 'numeric', month: 'long' }) }),
       el('button', { type: 'button', 'aria-label': t('diary.next'), text: '›', onclick: () => shift(1) })),
-    grid),
-  el('section', { class: 'card' }, el('h2', { id: 'diary-day', text: new Date(`${diaryDay}T12:00:00`).toLocaleDateString(language() === 'zh' ? 'zh-CN' : 'en', { weekday: 'long', month: 'long', day: 'numeric' }) }),
-    data.meals.length ? mealList(data.meals, diary) : el('p', { class: 'help', text: t('diary.nomeals') })));
+    grid);
+  // What a search found comes first; otherwise the calendar, then the chosen day.
+  const head = el('section', { class: 'card' }, el('h2', { text: t('diary.title') }), searchForm);
+  if (data.found) show(head, dayCard, calendar); else show(head, calendar, dayCard);
 }
 
-/// Stats for the week, month or year: kcal per day (or month) against the goal, macro split, streak.
+/// Stats for the week, month or year: kcal per day (or month) against the goal, macro split, streak, the days logged
+/// as a grid, the week's insights and the achievements unlocked.
 let statsRange = 'week';
 async function stats() {
-  const q = `tz=${encodeURIComponent(timeZone)}`;
+  const q = `tz=${encodeURIComponent(zone())}`;
   const path = { week: '/stats/weekly', month: '/stats/monthly', year: '/stats/monthly' }[statsRange];
   const data = await guarded(async () => {
-    const goals = await api('/user/goals');
-    if (statsRange !== 'year') return { goals, reports: [await api(`${path}?${q}`)] };
+    const [goals, insights, achievements] = await Promise.all([api('/user/goals'), api(`/stats/insights?${q}`), api('/user/achievements')]);
+    const extra = { goals, insights: insights.insights, achievements: achievements.achievements };
+    if (statsRange !== 'year') return { ...extra, reports: [await api(`${path}?${q}`)] };
     // A year: the twelve months' reports, one bar per month (average per logged day).
-    const year = new Date().getFullYear();
-    const months = Array.from({ length: new Date().getMonth() + 1 }, (_, i) => `${year}-${String(i + 1).padStart(2, '0')}`);
-    return { goals, reports: await Promise.all(months.map((m) => api(`/stats/monthly?month=${m}&${q}`))) };
+    const year = Number(localDay().slice(0, 4)), last = Number(localDay().slice(5, 7));
+    const months = Array.from({ length: last }, (_, i) => `${year}-${String(i + 1).padStart(2, '0')}`);
+    return { ...extra, reports: await Promise.all(months.map((m) => api(`/stats/monthly?month=${m}&${q}`))) };
   });
   if (!data) return;
   const { goals, reports } = data;
@@ -512,7 +739,7 @@ async function stats() {
   const step = w / Math.max(1, bars.length);
   const chart = svg('svg', { class: 'chart', viewBox: `0 0 ${w} ${h}`, role: 'img', 'aria-label': t('stats.chart') },
     ...bars.map((b, i) => svg('rect', { x: i * step + step * 0.15, y: y(b.kcal), width: step * 0.7, height: Math.max(0, h - bottom - y(b.kcal)),
-      class: goal && b.kcal > goal * 1.1 ? 'bar over' : 'bar', 'data-kcal': round(b.kcal) }, svg('title', {}, `${b.label}: ${round(b.kcal)} kcal`))),
+      class: goal && b.kcal > goal * 1.1 ? 'bar over' : 'bar', 'data-kcal': round(b.kcal) }, svg('title', {}, `${b.label}: ${energy(b.kcal)}`))),
     ...bars.map((b, i) => (bars.length <= 12 || i % 5 === 0 ? svg('text', { x: i * step + step / 2, y: h - 5, class: 'tick' }, b.label) : '')),
     goal ? svg('line', { x1: 0, x2: w, y1: y(goal), y2: y(goal), class: 'goal' }) : '');
   const split = report.macro_split;
@@ -522,30 +749,64 @@ async function stats() {
     ...['week', 'month', 'year'].map((r) => el('button', { type: 'button', 'aria-pressed': r === statsRange ? 'true' : 'false', id: `range-${r}`,
       text: t(`stats.${r}`), onclick: () => { statsRange = r; stats(); } })));
   const attainment = report.goal_attainment;
+  // Check-ins: one square per day of the range, filled when a meal was logged (future days are left out).
+  const today = localDay();
+  const days = reports.flatMap((r) => r.days ?? []).filter((d) => d.day <= today);
+  const checkins = el('ul', { class: 'checkins', id: 'checkins', 'aria-label': t('stats.checkins') },
+    ...days.map((d) => el('li', { class: d.meals > 0 ? 'on' : '', title: d.day,
+      'aria-label': t(d.meals > 0 ? 'stats.checkin' : 'stats.nocheckin', { day: d.day }) })));
+  const insights = el('ul', { class: 'insights', id: 'insights' }, ...data.insights.map((i) => el('li', { text: i.text })));
+  const badges = data.achievements.length
+    ? el('ul', { class: 'badges', id: 'achievements' }, ...data.achievements.map((a) => el('li', { title: a.unlocked_at.slice(0, 10) }, el('span', { 'aria-hidden': 'true', text: '🏅' }), ` ${a.title}`)))
+    : el('p', { class: 'help', id: 'achievements', text: t('stats.noachievements') });
   show(el('section', { class: 'card' }, el('h2', { text: t('stats.title') }), tabs,
     cur ? chart : el('p', { class: 'help', text: t('stats.nodata') }),
-    cur ? el('p', { id: 'stats-avg', text: t('stats.avg', { kcal: round(avg) }) }) : null,
+    cur ? el('p', { id: 'stats-avg', text: t('stats.avg', { energy: energy(avg) }) }) : null,
     split ? el('p', { text: t('stats.split', { p: round(split.protein_pct), c: round(split.carbs_pct), f: round(split.fat_pct) }) }) : null,
     attainment ? el('p', { text: t('stats.goaldays', { within: attainment.days_within_goal, days: attainment.days_with_data }) }) : null,
-    el('p', { id: 'streak', text: t('stats.streak', { current: report.current_streak, longest: report.longest_streak }) })));
+    el('p', { id: 'streak', text: t('stats.streak', { current: report.current_streak, longest: report.longest_streak }) }),
+    el('h3', { text: t('stats.checkins') }), checkins),
+  el('section', { class: 'card' }, el('h2', { text: t('stats.insights') }), data.insights.length ? insights : el('p', { class: 'help', text: t('stats.nodata') }),
+    el('h3', { text: t('stats.achievements') }), badges));
 }
 
 async function settings() {
   const goals = await guarded(() => api('/user/goals'));
   if (goals === undefined) return;
-  const lang = el('select', { id: 'language', onchange: (e) => { localStorage.setItem('foodmoment.lang', e.target.value); setLanguage(e.target.value); settings(); } },
-    ...Object.entries(languages).map(([code, name]) => el('option', { value: code, selected: code === language(), text: name })));
-  const theme = el('select', { id: 'theme', onchange: (e) => { localStorage.setItem('foodmoment.theme', e.target.value); applyTheme(); } },
-    ...['system', 'light', 'dark'].map((v) => el('option', { value: v, selected: (localStorage.getItem('foodmoment.theme') ?? 'system') === v, text: t(`theme.${v}`) })));
-  const goal = el('input', { id: 'goal', type: 'number', min: 500, max: 20000, step: 50, value: goals?.daily_kcal ?? '' });
+  const choice = (id, options, current, onchange) => el('select', { id, onchange: (e) => onchange(e.target.value) },
+    ...options.map(([value, text]) => el('option', { value, selected: value === current, text })));
+  const lang = choice('language', Object.entries(languages), language(), (v) => { localStorage.setItem('foodmoment.lang', v); setLanguage(v); settings(); });
+  const theme = choice('theme', ['system', 'light', 'dark'].map((v) => [v, t(`theme.${v}`)]), localStorage.getItem('foodmoment.theme') ?? 'system',
+    (v) => { localStorage.setItem('foodmoment.theme', v); applyTheme(); });
+  const energyChoice = choice('energy-unit', [['kcal', t('unit.kcal')], ['kJ', t('unit.kJ')]], energyUnit(), (v) => { localStorage.setItem('foodmoment.energy', v); settings(); });
+  const weightChoice = choice('weight-unit', [['kg', t('unit.kg')], ['lb', t('unit.lb')]], weightUnit(), (v) => { localStorage.setItem('foodmoment.weight', v); settings(); });
+  const zones = typeof Intl.supportedValuesOf === 'function' ? Intl.supportedValuesOf('timeZone') : [zone()];
+  const zoneChoice = choice('time-zone', [...new Set([zone(), ...zones])].sort().map((z) => [z, z]), zone(), async (v) => {
+    if ((await guarded(() => api('/user/profile', { method: 'PUT', body: { time_zone: v } }))) === undefined) return;
+    localStorage.setItem('foodmoment.tz', v);
+    say(t('settings.tzsaved', { tz: v }));
+  });
+  const goal = el('input', { id: 'goal', type: 'number', min: round(energyValue(500)), max: round(energyValue(20000)), step: energyUnit() === 'kJ' ? 100 : 50,
+    value: goals?.daily_kcal ? round(energyValue(goals.daily_kcal)) : '' });
+  const exportButton = (format) => el('button', { type: 'button', id: `export-${format}`, text: t(`settings.export${format}`), onclick: async () => {
+    const name = await guarded(() => download(`/export?format=${format}&tz=${encodeURIComponent(zone())}`, `foodmoment.${format}`));
+    if (name) say(t('settings.exported', { name }));
+  } });
   show(el('section', { class: 'card' }, el('h2', { text: t('settings.title') }),
     el('label', { for: 'language', text: t('settings.language') }), lang,
     el('label', { for: 'theme', text: t('settings.theme') }), theme,
+    el('label', { for: 'energy-unit', text: t('settings.energy') }), energyChoice,
+    el('label', { for: 'weight-unit', text: t('settings.weightunit') }), weightChoice,
+    el('label', { for: 'time-zone', text: t('settings.timezone') }), zoneChoice,
     el('form', { class: 'row', onsubmit: async (e) => {
       e.preventDefault();
       const value = Number(goal.value);
-      if (await guarded(() => api('/user/goals', { method: 'PUT', body: { ...goals, daily_kcal: value || null } }))) say(t('settings.goalsaved'));
-    } }, el('label', { for: 'goal', text: t('settings.goal') }), goal, el('button', { type: 'submit', text: t('settings.savegoal') })),
+      const kcal = value ? Math.round(energyUnit() === 'kJ' ? value / kJPerKcal : value) : null;
+      if (await guarded(() => api('/user/goals', { method: 'PUT', body: { ...goals, daily_kcal: kcal } }))) say(t('settings.goalsaved'));
+    } }, el('label', { for: 'goal', text: t('settings.goal', { unit: t(`unit.${energyUnit()}`) }) }), goal, el('button', { type: 'submit', text: t('settings.savegoal') }))),
+  el('section', { class: 'card' }, el('h2', { text: t('settings.export') }),
+    el('div', { class: 'actions' }, exportButton('json'), exportButton('csv'))),
+  el('section', { class: 'card' },
     el('div', { class: 'actions' },
       el('button', { type: 'button', id: 'signout', text: t('settings.signout'), onclick: () => { setToken(null); location.hash = '#/signin'; } }),
       el('button', { type: 'button', id: 'delete-account', class: 'danger', text: t('settings.delete'), onclick: async () => {
@@ -590,4 +851,5 @@ window.addEventListener('online', async () => { if (await sendWaiting() && locat
 navigator.serviceWorker?.register('sw.js').catch(() => {});
 applyTheme();
 setLanguage(localStorage.getItem('foodmoment.lang') ?? (navigator.language?.startsWith('zh') ? 'zh' : 'en'));
-route();
+// Back from Sign in with Apple: the answer is in the fragment (#id_token=…&state=…, or #error=…).
+if (/^#(?:.*&)?(id_token|error)=/.test(location.hash)) finishApple().then(route); else route();

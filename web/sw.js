@@ -1,7 +1,7 @@
 // The app shell offline: the page, its scripts, style and icon are kept in a cache and served from it when the
 // network is down. Network first, so a new version of the app is used as soon as the server has it. The API is never
 // cached (a diary must not be served stale); a meal logged offline waits in IndexedDB (queue.js) instead.
-const shell = 'foodmoment-shell-v1';
+const shell = 'foodmoment-shell-v2';
 const files = ['./', 'index.html', 'app.js', 'api.js', 'i18n.js', 'queue.js', 'style.css', 'icon.svg', 'manifest.webmanifest'];
 
 self.addEventListener('install', (event) => {

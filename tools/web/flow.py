@@ -1,30 +1,153 @@
 #!/usr/bin/env python3
-"""The web app's flow in Debian's Chromium (headless) through Selenium, against a real server (tools/web/browser-test
-starts it). Fails with a message on the first step that does not do what a person would see it do."""
+"""The web app's flow in Debian's Chromium (headless) through Selenium, against real foodmoment-server processes that
+this script starts, stops (a real outage) and restarts; tools/web/browser-test prepares the machine and calls it.
+A second server signs in with Apple and refines with an LLM: both are external services, stood in for here on
+loopback (a signing Apple with its key set and authorize page, an OpenAI-compatible chat endpoint).
+Fails with a message on the first step that does not do what a person would see it do."""
+import base64
+import glob
+import hashlib
+import http.server
 import json
 import os
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-URL = os.environ["FOODMOMENT_URL"]
-TOKEN = os.environ["FOODMOMENT_TOKEN"]
-OTHER = os.environ["FOODMOMENT_OTHER_TOKEN"]
+BIN = os.environ["FOODMOMENT_SERVER_BIN"]
+DATA = os.environ["FOODMOMENT_DATA"]
 SHOTS = os.environ["FOODMOMENT_SHOTS"]
 ROOT = os.environ["FOODMOMENT_ROOT"]
 AXE = open(os.environ["FOODMOMENT_AXE"]).read()
 PHONE, DESKTOP = (390, 844), (1280, 800)
 steps = 0
 figures = {}
+
+
+class Server:
+    """A foodmoment-server process on loopback over `data`; stop() is a real outage, start() again the same port."""
+
+    def __init__(self, data, *args, env=None):
+        self.data, self.args, self.env, self.port, self.process = data, list(args), env or {}, 0, None
+        os.makedirs(data, exist_ok=True)
+
+    def token(self, user):
+        return subprocess.run([BIN, "token", "create", "--user", user, "--data", self.data], check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    def start(self):
+        log = os.path.join(self.data, "server.log")
+        seen = os.path.getsize(log) if os.path.exists(log) else 0   # a restart: only this run's lines count
+        with open(log, "a") as f:
+            self.process = subprocess.Popen([BIN, "--port", str(self.port), "--data", self.data, "--analyzers", "1",
+                                             "--web", os.path.join(ROOT, "web"), "--log-level", "warning", *self.args],
+                                            stdout=f, stderr=subprocess.STDOUT, env={**os.environ, **self.env})
+        for _ in range(600):
+            text = open(log).read()[seen:]
+            found = [w for w in text.split() if w.startswith("http://127.0.0.1:")]
+            if found and self.process.poll() is None:
+                self.url = found[-1]
+                self.port = int(self.url.rsplit(":", 1)[1])
+                return self
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.1)
+        print(open(log).read(), file=sys.stderr)
+        raise SystemExit("browser-test: the server did not start")
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+class StandIns(http.server.ThreadingHTTPServer):
+    """Apple (a key set, an authorize page that signs an identity token for whoever asks) and an LLM (OpenAI chat
+    completions answering 200 g of banana after a pause, so the on-device answer shows first), on one loopback port."""
+
+    def __init__(self):
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.llm_calls = 0
+        super().__init__(("127.0.0.1", 0), StandInHandler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+
+    def jwks(self):
+        numbers = self.key.public_key().public_numbers()
+        n = numbers.n.to_bytes((numbers.n.bit_length() + 7) // 8, "big")
+        return {"keys": [{"kty": "RSA", "kid": "stand-in", "use": "sig", "alg": "RS256", "n": b64url(n),
+                          "e": b64url(numbers.e.to_bytes(3, "big"))}]}
+
+    def identity_token(self, audience, nonce):
+        header = b64url(json.dumps({"alg": "RS256", "kid": "stand-in", "typ": "JWT"}).encode())
+        now = int(time.time())
+        claims = b64url(json.dumps({"iss": "https://appleid.apple.com", "aud": audience, "sub": "000123.web.4567",
+                                    "iat": now, "exp": now + 600, "nonce": nonce, "nonce_supported": True}).encode())
+        signature = self.key.sign(f"{header}.{claims}".encode(), padding.PKCS1v15(), hashes.SHA256())
+        return f"{header}.{claims}.{b64url(signature)}"
+
+
+class StandInHandler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def reply(self, status, body=b"", headers=()):
+        self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        url = urllib.parse.urlparse(self.path)
+        if url.path == "/auth/keys":
+            return self.reply(200, json.dumps(self.server.jwks()).encode(), [("Content-Type", "application/json")])
+        if url.path == "/authorize":
+            q = dict(urllib.parse.parse_qsl(url.query))
+            token = self.server.identity_token(q["client_id"], q["nonce"])
+            back = q["redirect_uri"] + "#" + urllib.parse.urlencode({"state": q["state"], "code": "c0de", "id_token": token})
+            return self.reply(302, headers=[("Location", back)])
+        self.reply(404)
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if self.path != "/v1/chat/completions":
+            return self.reply(404)
+        self.server.llm_calls += 1
+        time.sleep(1.5)
+        foods = {"foods": [{"name": "Banana", "name_zh": "香蕉", "grams": 200, "confidence": 0.95,
+                            "box": {"x": 0.1, "y": 0.1, "w": 0.8, "h": 0.8}}]}
+        body = {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": json.dumps(foods), "refusal": None}}]}
+        self.reply(200, json.dumps(body).encode(), [("Content-Type", "application/json")])
+
+
+# Five photos a minute per user: the flow analyses four, then provokes the 429 the app must explain.
+main_server = Server(os.path.join(DATA, "main"), "--analyze-per-minute", "5")
+TOKEN, OTHER = main_server.token("web-test"), main_server.token("web-other")
+URL = main_server.start().url
 
 
 def check(condition, what):
@@ -36,10 +159,11 @@ def check(condition, what):
     print(f"  ok  {what}")
 
 
-def call(path, token=TOKEN, method="GET", body=None):
+def call(path, token=None, method="GET", body=None, base=None, anonymous=False):
     """The API as a second client would see it (status, JSON or bytes, headers)."""
+    token = None if anonymous else (token or TOKEN)
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(URL + path, data=data, method=method)
+    req = urllib.request.Request((base or URL) + path, data=data, method=method)
     if token:
         req.add_header("Authorization", "Bearer " + token)
     if data is not None:
@@ -59,7 +183,10 @@ for arg in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disa
             f"--window-size={DESKTOP[0]},{DESKTOP[1]}"]:
     options.add_argument(arg)
 options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+downloads = tempfile.mkdtemp()
+options.add_experimental_option("prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
 # Screens are redrawn whole after each action, so an element found a moment ago may be gone: look again.
 wait = WebDriverWait(driver, 20, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException))
 
@@ -103,18 +230,35 @@ def shown(selector):
     return wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, selector)))
 
 
+def focused_matches(selector):
+    return driver.execute_script("return document.activeElement && document.activeElement.matches(arguments[0])", selector)
+
+
+def tab_to(selector, limit=160):
+    """Presses Tab (as a person would, from wherever the focus is) until `selector` has the focus."""
+    for _ in range(limit):
+        if focused_matches(selector):
+            return driver.switch_to.active_element
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+    check(False, f"keyboard: {selector} is reachable with Tab")
+
+
+def keys(*sequence):
+    ActionChains(driver).send_keys(*sequence).perform()
+
+
 def severe_console_errors():
     return [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and "favicon" not in e["message"]]
 
 
 try:
     # The page and its headers.
-    status, body, headers = call("/", token=None)
+    status, body, headers = call("/", anonymous=True)
     check(status == 200 and b"<script type=\"module\" src=\"app.js\">" in body, "GET / serves the app shell")
     csp = headers.get("Content-Security-Policy", "")
     check("script-src 'self'" in csp and "unsafe-inline" not in csp and "frame-ancestors 'none'" in csp,
           f"a strict Content-Security-Policy without inline script ({csp})")
-    shell = sum(len(call(p, token=None)[1]) for p in ["/", "/app.js", "/api.js", "/i18n.js", "/style.css", "/icon.svg"])
+    shell = sum(len(call(p, anonymous=True)[1]) for p in ["/", "/app.js", "/api.js", "/i18n.js", "/style.css", "/icon.svg"])
     figures["app shell (KB)"] = round(shell / 1024, 1)
     check(shell <= 150 * 1024, f"the app shell is {figures['app shell (KB)']} KB (budget 150 KB)")
 
@@ -261,6 +405,122 @@ try:
     bananas = [m for m in call(f"/api/v1/meals?date={day}&tz=UTC")[1]["meals"] if m["foods"][0]["label"] == "banana" and m["photos"]]
     check(len(bananas) == 1, "the server has the offline meal once")
 
+    # A real outage: the server stops while a meal is being logged. The meal waits on this device, Today still shows
+    # the day's numbers from before, and the meal is sent once when the server is back.
+    driver.get(URL + "/#/capture")
+    shown("#drop")
+    driver.find_element(By.ID, "photo").send_keys(os.path.join(ROOT, "samples/orange.jpg"))
+    shown("#foods")
+    main_server.stop()
+    driver.find_element(By.ID, "log").click()
+    wait.until(lambda d: "waiting to be sent" in d.find_element(By.ID, "meals").text)
+    check("kept on this device" in notice() and "cannot be reached" in notice(), f"server down: the meal waits on this device ({notice()!r})")
+    check("numbers from" in notice() and not text("#kcal-eaten").startswith("0 "), f"and Today shows the day's numbers from before: {text('#kcal-eaten')}")
+    shot("today-server-down", ("phone", PHONE))
+    main_server.start()
+    driver.get(URL + "/?reload=4#/today")
+    wait.until(lambda d: "Meals sent" in notice())
+    check("Meals sent that were waiting: 1" in notice(), f"server back: {notice()!r}")
+    check(len(call(f"/api/v1/meals?date={day}&tz=UTC")[1]["meals"]) == 4, "the server has the meal logged while it was down, once")
+
+    # A 4,000 × 3,000 phone photo (12 MP, stored sideways with EXIF orientation 6): analysed and drawn upright.
+    bench = os.path.join(ROOT, "..", "shared", "data", "bench", "bench_12mp_1.jpg")
+    if os.path.exists(bench):
+        driver.get(URL + "/#/capture")
+        shown("#drop")
+        start = time.time()
+        driver.find_element(By.ID, "photo").send_keys(os.path.abspath(bench))
+        shown("#foods")
+        wait.until(lambda d: d.execute_script("const i = document.getElementById('meal-photo'); return Boolean(i && i.complete && i.naturalWidth)"))
+        figures["4032x3024 photo analysed and drawn (s)"] = round(time.time() - start, 2)
+        w, h = driver.execute_script("const i = document.getElementById('meal-photo'); return [i.naturalWidth, i.naturalHeight]")
+        check(time.time() - start < 60 and (w, h) == (3024, 4032),
+              f"a 4032×3024 phone photo analysed and drawn in {figures['4032x3024 photo analysed and drawn (s)']} s, upright ({w}×{h})")
+        shot("result-12mp", ("phone", PHONE))
+    else:
+        print("  --  ../shared/data/bench/bench_12mp_1.jpg is not here: the 4,000 × 3,000 photo is not measured")
+
+    # The keyboard alone: Diary → search past meals → edit a meal's grams → save; Stats; Settings; weight on Today.
+    status, found, _ = call("/api/v1/meals/search?q=banana")
+    check(status == 200 and found["total"] >= 3, f"the server finds {found.get('total')} meals with banana")
+    found_zh = call("/api/v1/meals/search?q=" + urllib.parse.quote("香蕉"))[1]
+    check(found_zh["total"] == found["total"], f"and as many with 香蕉 ({found_zh['total']})")
+    newest = found["meals"][0]
+    driver.get(URL + "/?reload=5#/today")
+    shown("#kcal-eaten")
+    tab_to(".tabs a[href='#/diary']")
+    keys(Keys.ENTER)
+    shown("#week-strip")
+    check("has" in driver.find_element(By.CSS_SELECTOR, f"#week-strip .day[data-date='{day}']").get_attribute("class"),
+          "the diary's week strip has a dot on today")
+    tab_to("#meal-search")
+    keys("banana", Keys.ENTER)
+    shown("#search-results")
+    check(f"“banana”: {found['total']}" in text("#search-results h2"), f"keyboard: search past meals: {text('#search-results h2')}")
+    shot("diary-search")
+    accessible("diary search")
+    tab_to("#search-results .meal .edit")
+    keys(Keys.ENTER)
+    shown("#foods")
+    check(text("main h2") == "Edit meal", "keyboard: the newest banana meal opens for editing")
+    tab_to("#grams-0")
+    ActionChains(driver).key_down(Keys.CONTROL).send_keys("a").key_up(Keys.CONTROL).send_keys("150").perform()
+    tab_to("#log")
+    keys(Keys.ENTER)
+    wait.until(lambda d: "Meal saved" in notice())
+    edited = call(f"/api/v1/meals/{newest['id']}")[1]
+    check(edited["foods"][0]["grams"] == 150, f"keyboard: grams changed to 150 and saved ({notice()!r})")
+    tab_to(".tabs a[href='#/stats']")
+    keys(Keys.ENTER)
+    shown("#checkins")
+    tab_to("#range-month")
+    keys(Keys.ENTER)
+    wait.until(lambda d: d.find_element(By.ID, "range-month").get_attribute("aria-pressed") == "true")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "#checkins li.on")) >= 1, "keyboard: stats for the month; today checked in")
+    check(driver.find_elements(By.CSS_SELECTOR, "#insights li") or "No meals" in text("main"), f"insights: {text('#insights')[:80]!r}")
+    check(driver.find_elements(By.CSS_SELECTOR, "#achievements"), f"achievements: {text('#achievements')[:60]!r}")
+    shot("stats-month")
+    tab_to(".tabs a[href='#/settings']")
+    keys(Keys.ENTER)
+    tab_to("#energy-unit")
+    keys(Keys.ARROW_DOWN)
+    wait.until(lambda d: d.execute_script("return localStorage.getItem('foodmoment.energy')") == "kJ")
+    tab_to(".tabs a[href='#/today']")
+    keys(Keys.ENTER)
+    shown("#kcal-eaten")
+    check("kJ eaten" in text("#kcal-eaten"), f"keyboard: energy in kJ: {text('#kcal-eaten')}")
+    tab_to("#weight")
+    keys("70", Keys.ENTER)
+    wait.until(lambda d: "Weight logged" in notice())
+    check("70 kg" in text("#weight-last"), f"keyboard: weight logged: {text('#weight-last')}")
+    shot("today-kj")
+    driver.get(URL + "/#/settings")
+    Select(shown("#energy-unit")).select_by_value("kcal")
+    Select(shown("#weight-unit")).select_by_value("lb")
+    driver.get(URL + "/#/today")
+    shown("#weight-last")
+    check("154.3 lb" in text("#weight-last") and "kcal eaten" in text("#kcal-eaten"), f"pounds: {text('#weight-last')}")
+    driver.get(URL + "/#/settings")
+    Select(shown("#weight-unit")).select_by_value("kg")
+
+    # Time zone (kept in the profile) and the export downloads.
+    original = Select(shown("#time-zone")).first_selected_option.get_attribute("value")
+    Select(shown("#time-zone")).select_by_value("Asia/Shanghai")
+    wait.until(lambda d: "Time zone saved" in notice())
+    check(call("/api/v1/user/profile")[1].get("time_zone") == "Asia/Shanghai", "time zone saved in the profile")
+    Select(shown("#time-zone")).select_by_value(original)
+    wait.until(lambda d: original in notice())
+    shown("#export-json").click()
+    wait.until(lambda d: glob.glob(os.path.join(downloads, "foodmoment-*.json")) and not glob.glob(os.path.join(downloads, "*.crdownload")))
+    exported = json.load(open(glob.glob(os.path.join(downloads, "foodmoment-*.json"))[0]))
+    check(len(exported["meals"]) == 4 and exported["weight"], f"export: the JSON download holds the 4 meals and the weight ({notice()!r})")
+    shown("#export-csv").click()
+    wait.until(lambda d: glob.glob(os.path.join(downloads, "foodmoment-*.csv")) and not glob.glob(os.path.join(downloads, "*.crdownload")))
+    rows = open(glob.glob(os.path.join(downloads, "foodmoment-*.csv"))[0]).read().strip().splitlines()
+    check(rows[0].startswith("meal_id,") and len(rows) - 1 == sum(len(m["foods"]) for m in exported["meals"]), f"export: the CSV has one row per food ({len(rows) - 1})")
+    shot("settings")
+    accessible("settings")
+
     # 中文, and dark.
     driver.get(URL + "/#/settings")
     Select(shown("#language")).select_by_value("zh")
@@ -320,6 +580,62 @@ try:
     WebDriverWait(driver, 5).until(EC.alert_is_present()).accept()
     shown("#token")
     check(call("/api/v1/user/profile")[0] == 401, "the account is deleted: its token is refused")
+    # A second server that takes Sign in with Apple from the web app and refines with an LLM.
+    stand_ins = StandIns()
+    llm = {"FOODMOMENT_LLM_PROVIDER": "openai", "FOODMOMENT_LLM_MODEL": "gpt-test", "FOODMOMENT_LLM_BASE_URL": stand_ins.url + "/v1",
+           "FOODMOMENT_LLM_API_KEY": "sk-test", "FOODMOMENT_HOME": os.path.join(DATA, "apple-home")}   # its own LLM answer cache
+    apple_server = Server(os.path.join(DATA, "apple"), "--apple-bundle-id", "com.foodmoment.app", "--apple-web-client-id", "com.foodmoment.web",
+                          "--apple-jwks-url", stand_ins.url + "/auth/keys", "--apple-authorize-url", stand_ins.url + "/authorize", env=llm)
+    other = apple_server.start().url
+    driver.get(other + "/")
+    shown("#apple")
+    shot("signin-apple")
+    accessible("sign in (with Apple)")
+    driver.find_element(By.ID, "apple").click()
+    shown("#kcal-eaten")
+    check("id_token" not in driver.current_url and driver.current_url.endswith("#/today"),
+          f"signed in with Apple; the identity token is gone from the address bar ({driver.current_url})")
+    access = driver.execute_script("return localStorage.getItem('foodmoment.token')")
+    check(call("/api/v1/user/profile", token=access, base=other)[0] == 200, "the access token from Apple's sign-in works")
+    driver.get(other + "/#/capture")
+    shown("#drop")
+    start = time.time()
+    driver.find_element(By.ID, "photo").send_keys(os.path.join(ROOT, "samples/banana.jpg"))
+    shown("#foods")
+    on_device = round(time.time() - start, 2)
+    first = driver.find_element(By.ID, "grams-0").get_attribute("value")
+    wait.until(lambda d: "Checked by gpt-test" in text("#refine-note"))
+    refined = round(time.time() - start, 2)
+    figures["on-device answer, then the LLM's (s)"] = [on_device, refined]
+    check(first != "200" and driver.find_element(By.ID, "grams-0").get_attribute("value") == "200",
+          f"the on-device answer first ({first} g at {on_device} s), then the LLM's check (200 g at {refined} s)")
+    shot("result-refined")
+    accessible("the refined result")
+    driver.find_element(By.ID, "log").click()
+    shown("#kcal-eaten")
+    check(stand_ins.llm_calls == 1, "the LLM was asked once")
+    # An access token that no longer works is renewed with the refresh token, once, and the page goes on.
+    driver.execute_script("localStorage.setItem('foodmoment.token', 'expired.access.token')")
+    driver.get(other + "/?reload=6#/today")
+    shown("#kcal-eaten")
+    wait.until(lambda d: not text("#kcal-eaten").startswith("0 "))
+    renewed = driver.execute_script("return localStorage.getItem('foodmoment.token')")
+    check(renewed not in ("expired.access.token", access) and call("/api/v1/user/profile", token=renewed, base=other)[0] == 200,
+          f"an expired access token is renewed with the refresh token; Today shows the meal ({text('#kcal-eaten')})")
+    # Cancelled at Apple, and an answer this page did not ask for: both leave the person signed out, told why.
+    driver.execute_script("localStorage.clear(); sessionStorage.clear()")
+    driver.get(other + "/?reload=7#error=user_cancelled_authorize&state=x")
+    shown("#token")
+    wait.until(lambda d: "cancelled" in notice())
+    check("Sign in with Apple was cancelled" in notice(), f"cancelled at Apple: {notice()!r}")
+    forged = stand_ins.identity_token("com.foodmoment.web", hashlib.sha256(b"n").hexdigest())
+    driver.get(other + "/?reload=8#state=forged&id_token=" + forged)
+    shown("#token")
+    wait.until(lambda d: "did not start on this page" in notice())
+    check(driver.execute_script("return localStorage.getItem('foodmoment.token')") is None and "id_token" not in driver.current_url,
+          f"an answer this page did not ask for is not used: {notice()!r}")
+    apple_server.stop()
+
     errors = severe_console_errors()
     # The deliberate 401s and the offline requests above are logged by the browser as failed requests (source
     # "network"); a script error may not happen.
@@ -330,3 +646,6 @@ try:
     print(f"browser-test: {steps} checks passed; figures {figures}; screenshots in {SHOTS}")
 finally:
     driver.quit()
+    main_server.stop()
+    if "apple_server" in globals():
+        apple_server.stop()
