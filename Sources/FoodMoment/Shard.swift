@@ -88,7 +88,7 @@ public enum ShardError: Error, Equatable, CustomStringConvertible {
             "--shard auto found no array job: run it as a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, with "
                 + "FOODMOMENT_SHARD_COUNT set to the Job's completions) or a Slurm job array (sbatch --array), or give --shard K/N"
         case .kubernetesWithoutCount:
-            "JOB_COMPLETION_INDEX is set but FOODMOMENT_SHARD_COUNT is not: set it to the Job's completions (see deploy/kubernetes-job.yaml)"
+            "JOB_COMPLETION_INDEX is set but FOODMOMENT_SHARD_COUNT is not: set it to the Job's completions (see deploy/kubernetes/batch-job.yaml)"
         case .slurmIncomplete:
             "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT or SLURM_ARRAY_TASK_MIN is not: submit with sbatch --array"
         case let .notANumber(name, value):

@@ -2,5 +2,5 @@
 /// the OpenAPI document's `info.version`, the git tag, CHANGELOG.md's newest entry and the README's dependency line
 /// (`VersionTests` holds them to this).
 public enum FoodMomentVersion {
-    public static let string = "0.6.0"
+    public static let string = "0.7.0"
 }

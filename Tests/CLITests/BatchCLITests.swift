@@ -149,7 +149,7 @@ struct BatchCLITests {
 
     /// The array jobs shipped in deploy/ run `--shard auto` the way the test above does, with a count that matches.
     @Test func deployFilesRunShardAuto() throws {
-        let job = try String(contentsOfFile: TestPaths.repoRoot + "/deploy/kubernetes-job.yaml", encoding: .utf8)
+        let job = try String(contentsOfFile: TestPaths.repoRoot + "/deploy/kubernetes/batch-job.yaml", encoding: .utf8)
         func value(after key: String) -> String? {
             guard let line = job.split(separator: "\n").first(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix(key) }) else { return nil }
             return line.split(separator: ":", maxSplits: 1).last?.split(separator: "#").first?.trimmingCharacters(in: .whitespaces)
