@@ -468,7 +468,9 @@ async function logMeal() {
   const body = {
     image_id: draft.answer.image_id,
     tz: zone(),
-    foods: draft.foods.map((f) => ({ food: f.label, grams: Math.round(f.grams * 10) / 10, box: f.bounding_box ?? undefined })),
+    analysis: draft.answer.ai_analysis || undefined,
+    foods: draft.foods.map((f) => ({ food: f.label, grams: Math.round(f.grams * 10) / 10, box: f.bounding_box ?? undefined,
+      confidence: typeof f.confidence === 'number' ? Math.round(f.confidence * 1000) / 1000 : undefined })),
   };
   const key = idempotencyKey();
   let meal;

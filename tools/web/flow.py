@@ -344,6 +344,8 @@ try:
     check(status == 200 and len(meals) == 1, "the server has the meal once")
     meal = meals[0]
     check(meal["foods"][0]["grams"] == 200 and len(meal["photos"]) == 1, "with the grams given and the photo kept")
+    check(meal.get("analysis") and 0 < meal["foods"][0]["confidence"] < 1 and meal["foods"][-1]["confidence"] == 1,
+          f"and the analysis text and the recogniser's confidences ({meal['foods'][0]['confidence']}; {meal.get('analysis', '')[:50]!r})")
     check(len(meal["foods"]) == count + 1 and "banana" in meal["foods"][1]["name"].lower() and "box" in meal["foods"][1]
           and "box" not in meal["foods"][-1], "the replaced food where the old one was seen, the added one without a box")
     image = meal["photos"][0]["hash"]

@@ -57,6 +57,8 @@ struct NewMeal: Decodable {
         var grams: Double?
         /// Where in the photo (`detected_foods[].box`), with `image_id`.
         var box: NormalizedBox?
+        /// How sure the recogniser was (`detected_foods[].confidence`, 0–1); default 1 (a food the person named).
+        var confidence: Double?
     }
     var foods: [Item]
     var time: Date?
@@ -67,7 +69,9 @@ struct NewMeal: Decodable {
     /// The photo analyze kept (`store_photo=true`, its `image_id`): the meal keeps it, so a later correction
     /// (`PUT /meals/{id}`) can teach the user's own foods from it.
     var imageId: String?
-    enum CodingKeys: String, CodingKey { case foods, time, type, title, tz, imageId = "image_id" }
+    /// The analysis's own words about the photo (`ai_analysis`), kept with the meal (at most 4,000 characters).
+    var analysis: String?
+    enum CodingKeys: String, CodingKey { case foods, time, type, title, tz, analysis, imageId = "image_id" }
 }
 
 struct MealRoutes: Sendable {
@@ -159,11 +163,18 @@ struct MealRoutes: Sendable {
                 }
                 f.box = box
             }
+            if let c = item.confidence {
+                guard c.isFinite, (0...1).contains(c) else { throw APIError.badRequest("invalid_foods", "foods[\(i)]: confidence is 0–1, not \(c)") }
+                f.confidence = c
+            }
             f.photoHash = photos.first?.hash
             foods.append(f)
         }
+        if let text = meal.analysis, text.count > 4000 {
+            throw APIError.badRequest("invalid_analysis", "analysis is at most 4,000 characters, not \(text.count)")
+        }
         let diary = try await store.diary(for: user)
-        let record: MealRecord
+        var record: MealRecord
         do {
             record = try await diary.addMeal(time: time, type: meal.type ?? MealWindows.standard.type(at: time, timeZone: tz), foods: foods,
                                              title: meal.title, photos: photos)
@@ -174,6 +185,10 @@ struct MealRoutes: Sendable {
             }
             guard case .invalidValue = error else { throw error }
             throw APIError(.unprocessableContent, code: "invalid_meal", error.description)
+        }
+        if let text = meal.analysis?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty {
+            // The stores' one way to set a meal's text (the same edit `meal edit` makes); the foods are untouched.
+            record = try await diary.edit(mealID: record.id, [.analysis(text)])
         }
         return try Self.json(record, status: .created)
     }

@@ -33,7 +33,7 @@ struct Serve: AsyncParsableCommand {
                --data-binary @samples/banana.jpg http://127.0.0.1:8080/api/v1/food/analyze
         """,
         version: FoodMomentVersion.string,
-        subcommands: [Run.self, Token.self],
+        subcommands: [Run.self, Token.self, Backup.self, Restore.self],
         defaultSubcommand: Run.self
     )
 }
@@ -227,5 +227,60 @@ struct Token: AsyncParsableCommand {
             }
             print(token)
         }
+    }
+}
+
+struct Backup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Back up the server's data folder into one file, while it runs (SQLite online backup of accounts and every diary, plus photos).",
+        discussion: """
+        Every SQLite database goes in as a consistent snapshot (SQLite's backup API), every other file (kept photos, \
+        taught foods, the token secret) as it is: a write acknowledged before the backup started is in it. With \
+        --database (PostgreSQL) the accounts and diaries are in PostgreSQL: back them up with
+          pg_dump --format=custom --file=foodmoment.dump "$FOODMOMENT_SERVER_DATABASE"
+        and this file holds the photos and taught foods. Restore with `restore` into a new folder.
+
+        Examples:
+          ./foodmoment serve backup --to /backups/foodmoment-$(date +%F).tar
+          ./foodmoment serve backup --data /var/lib/foodmoment --to /backups/foodmoment.tar
+        """
+    )
+
+    @Option(help: ArgumentHelp("The backup file to write (a POSIX tar; replaced if it exists).", valueName: "file")) var to: String
+    @OptionGroup var data: DataOption
+
+    func run() async throws {
+        let summary: ServerBackup.Summary
+        do { summary = try ServerBackup.write(dataDirectory: data.directory, to: to) } catch let error as ServerBackup.Failure {
+            throw ValidationError(error.description)
+        }
+        if data.databaseURL != nil {
+            FileHandle.standardError.write(Data("foodmoment serve backup: accounts and diaries are in PostgreSQL: back them up with pg_dump (see --help)\n".utf8))
+        }
+        print("foodmoment serve backup: \(to): \(summary.databases) databases, \(summary.files) files, \(summary.bytes / 1024) KB")
+    }
+}
+
+struct Restore: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Unpack a backup into a new (or empty) data folder; then start the server on it.",
+        discussion: """
+        Example:
+          ./foodmoment serve restore --from /backups/foodmoment-2026-12-06.tar --data /var/lib/foodmoment-restored
+          ./foodmoment serve --data /var/lib/foodmoment-restored
+        """
+    )
+
+    @Option(help: ArgumentHelp("The backup file `backup` wrote.", valueName: "file")) var from: String
+    @Option(help: ArgumentHelp("The data folder to create (must be new or empty).", valueName: "dir")) var data: String
+
+    func run() async throws {
+        let summary: ServerBackup.Summary
+        do { summary = try ServerBackup.restore(from: from, into: data) } catch let error as ServerBackup.Failure {
+            throw ValidationError(error.description)
+        }
+        print("foodmoment serve restore: \(data): \(summary.databases) databases, \(summary.files) files, \(summary.bytes / 1024) KB")
     }
 }

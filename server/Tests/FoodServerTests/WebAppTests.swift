@@ -89,4 +89,21 @@ struct WebAppTests {
         #expect(others.meals.isEmpty, "bob's export holds none of alice's meals")
         #expect(try await server.request("GET", "/api/v1/export?format=xml", token: alice).status == 400)
     }
+
+    /// "Log meal" keeps what the analysis said: the recogniser's confidence per food and the analysis text.
+    @Test func aLoggedAnalysisKeepsItsConfidencesAndText() async throws {
+        let server = try await LiveServer()
+        defer { Task { await server.stop() } }
+        let alice = try await server.token(for: "alice")
+        let body = #"{"foods": [{"food": "banana", "grams": 120, "confidence": 0.875}, {"food": "apple"}], "analysis": "One banana on a plate.", "tz": "UTC"}"#
+        let made = try await server.request("POST", "/api/v1/meals", token: alice, contentType: "application/json", body: Data(body.utf8))
+        let foods = try #require(made.json["foods"] as? [[String: Any]])
+        #expect(made.status == 201 && foods[0]["confidence"] as? Double == 0.875 && foods[1]["confidence"] as? Double == 1)
+        #expect(made.json["analysis"] as? String == "One banana on a plate.")
+        let id = try #require(made.json["id"] as? String)
+        #expect(try await server.request("GET", "/api/v1/meals/" + id, token: alice).json["analysis"] as? String == "One banana on a plate.")
+        let bad = #"{"foods": [{"food": "banana", "confidence": 2}]}"#
+        let refused = try await server.request("POST", "/api/v1/meals", token: alice, contentType: "application/json", body: Data(bad.utf8))
+        #expect(refused.status == 400 && String(decoding: refused.body, as: UTF8.self).contains("confidence"))
+    }
 }
