@@ -51,6 +51,9 @@ enum Main {
             } else {
                 try command.run()
             }
+            if let changed = (command as? any ChangesDiary)?.changedDiaryPath {
+                await AutoSync.afterChange(diary: changed, enabled: ProcessSettings.autoSync)
+            }
         } catch let exit as ExitCode {
             Foundation.exit(exit.rawValue)
         } catch {

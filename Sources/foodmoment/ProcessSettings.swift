@@ -12,6 +12,9 @@ enum ProcessSettings {
     static var modelsDirectory: String { ResourceLocator.modelsDirectory(environment: environment) }
     /// `FOODMOMENT_HOME`, else `$XDG_DATA_HOME/foodmoment`, else `~/.local/share/foodmoment`.
     static var userDataDirectory: String { ResourceLocator.userDataDirectory(environment: environment) }
+
+    /// `FOODMOMENT_AUTO_SYNC=0` (or `off`, `false`): commands leave their changes queued for `foodmoment sync`.
+    static var autoSync: Bool { !["0", "off", "false", "no"].contains((environment["FOODMOMENT_AUTO_SYNC"] ?? "").lowercased()) }
     /// `nutrition-db/` beside the executable, or `FOODMOMENT_NUTRITION_DB`.
     static var nutritionDirectory: URL { NutritionDatabase.defaultDirectory(environment: environment) }
     /// Where the packed tables are unpacked (`XDG_CACHE_HOME`, `~/.cache`).

@@ -24,6 +24,11 @@ struct SyncCommand: AsyncParsableCommand {
           FOODMOMENT_SYNC_TOKEN=fm_… foodmoment sync --server https://food.example.org --json
           foodmoment sync --status
 
+        Automatic sync: once a sync with a token has worked, the token is kept beside the diary (<diary>.sync-token, \
+        readable by you only), and every command that changes the diary (analyze --log, meal add/edit/delete, water, \
+        weight, goals set, import) sends its changes as it ends, 5 s at most; when the server does not answer they stay \
+        queued and one line says so. FOODMOMENT_AUTO_SYNC=0 or --forget-token turns it off.
+
         Exit status: 0 in sync; 1 stopped early (the server unreachable or refusing a change: run sync again to resume).
         """
     )
@@ -36,9 +41,10 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds to wait for each answer.", valueName: "s")) var timeout = 30.0
     @Flag(help: "Print the report as JSON.") var json = false
     @Flag(help: "Show the queue and the cursor; send nothing.") var status = false
+    @Flag(help: "Forget the token kept for automatic sync (commands then leave their changes queued).") var forgetToken = false
 
     func validate() throws {
-        if status { return }
+        if status || forgetToken { return }
         guard let server else { throw ValidationError("give --server URL (the FoodMoment server, e.g. http://127.0.0.1:8080)") }
         guard let u = URLComponents(string: server), ["http", "https"].contains(u.scheme ?? ""), !(u.host ?? "").isEmpty else {
             throw ValidationError("--server must be an http:// or https:// URL, e.g. http://127.0.0.1:8080")
@@ -49,15 +55,30 @@ struct SyncCommand: AsyncParsableCommand {
         }
     }
 
-    var resolvedToken: String { token ?? ProcessInfo.processInfo.environment["FOODMOMENT_SYNC_TOKEN"] ?? "" }
+    /// --token, else FOODMOMENT_SYNC_TOKEN, else the token kept by the last sync that worked.
+    var resolvedToken: String {
+        token ?? ProcessSettings.environment["FOODMOMENT_SYNC_TOKEN"] ?? AutoSync.token(forDiary: store.resolvedPath) ?? ""
+    }
 
     func run() async throws {
+        if forgetToken {
+            print(AutoSync.forget(forDiary: store.resolvedPath) ? "forgot the sync token: commands leave their changes queued until `foodmoment sync --server … --token …`"
+                  : "no sync token was kept for \(store.resolvedPath)")
+            return
+        }
         let s = try store.open()
         if status {
             let st = try storeCall { try s.syncState() }
-            if json { print(try Output.json(StatusReport(server: st.server, pending: st.pending, pushed: st.pushed, cursor: st.pullCursor))); return }
+            if json {
+                let auto = AutoSync.token(forDiary: store.resolvedPath) != nil && ProcessSettings.autoSync
+                print(try Output.json(StatusReport(server: st.server, pending: st.pending, pushed: st.pushed, cursor: st.pullCursor, automatic: auto)))
+                return
+            }
             print("server: \(st.server ?? "none yet (the first sync binds this diary to its server)")")
             print("queued changes: \(st.pending) · last pushed #\(st.pushed) · pulled up to #\(st.pullCursor)")
+            let auto = AutoSync.token(forDiary: store.resolvedPath) != nil
+            print("automatic sync: " + (!auto ? "off (no token kept: a sync with --token turns it on)"
+                : ProcessSettings.autoSync ? "on (commands that change the diary send their changes as they end)" : "off (FOODMOMENT_AUTO_SYNC=0)"))
             return
         }
         guard let server else { throw Exit.usage }
@@ -91,6 +112,12 @@ struct SyncCommand: AsyncParsableCommand {
             for n in report.notSynced { print("note: not synced: \(n) — kept on this device") }
             if report.complete { print("in sync with \(report.server)" + (report.pending > 0 ? " (\(report.pending) changes made meanwhile wait for the next sync)" : "")) }
         }
+        if report.failure == nil, AutoSync.token(forDiary: store.resolvedPath) != resolvedToken {
+            // The server took this token: later commands sync by themselves with it.
+            do { try AutoSync.save(token: resolvedToken, forDiary: store.resolvedPath) } catch {
+                Output.error("the token could not be kept for automatic sync (\(error)); run sync by hand")
+            }
+        }
         if let failure = report.failure {
             Output.error("sync stopped: \(failure) — \(report.pending) change\(report.pending == 1 ? "" : "s") still queued; run sync again to resume.")
             throw Exit.failed
@@ -102,5 +129,7 @@ struct SyncCommand: AsyncParsableCommand {
         var pending: Int
         var pushed: Int64
         var cursor: Int64
+        /// Whether commands that change the diary send their changes as they end.
+        var automatic: Bool
     }
 }
