@@ -790,6 +790,9 @@ async function settings() {
   });
   const goal = el('input', { id: 'goal', type: 'number', min: round(energyValue(500)), max: round(energyValue(20000)), step: energyUnit() === 'kJ' ? 100 : 50,
     value: goals?.daily_kcal ? round(energyValue(goals.daily_kcal)) : '' });
+  // Macro goals in grams a day (empty: none; Today then shows each macro's share of the energy instead).
+  const macros = Object.fromEntries(['protein', 'carbs', 'fat'].map((m) => [m, el('input', { id: `goal-${m}`, type: 'number', min: 0, max: 1000,
+    step: 1, inputmode: 'numeric', value: goals?.[`${m}_g`] ?? '' })]));
   const exportButton = (format) => el('button', { type: 'button', id: `export-${format}`, text: t(`settings.export${format}`), onclick: async () => {
     const name = await guarded(() => download(`/export?format=${format}&tz=${encodeURIComponent(zone())}`, `foodmoment.${format}`));
     if (name) say(t('settings.exported', { name }));
@@ -800,12 +803,17 @@ async function settings() {
     el('label', { for: 'energy-unit', text: t('settings.energy') }), energyChoice,
     el('label', { for: 'weight-unit', text: t('settings.weightunit') }), weightChoice,
     el('label', { for: 'time-zone', text: t('settings.timezone') }), zoneChoice,
-    el('form', { class: 'row', onsubmit: async (e) => {
+    el('form', { class: 'goals', onsubmit: async (e) => {
       e.preventDefault();
       const value = Number(goal.value);
       const kcal = value ? Math.round(energyUnit() === 'kJ' ? value / kJPerKcal : value) : null;
-      if (await guarded(() => api('/user/goals', { method: 'PUT', body: { ...goals, daily_kcal: kcal } }))) say(t('settings.goalsaved'));
-    } }, el('label', { for: 'goal', text: t('settings.goal', { unit: t(`unit.${energyUnit()}`) }) }), goal, el('button', { type: 'submit', text: t('settings.savegoal') }))),
+      const grams = (input) => (Number(input.value) > 0 ? Number(input.value) : null);
+      const body = { ...goals, daily_kcal: kcal, protein_g: grams(macros.protein), carbs_g: grams(macros.carbs), fat_g: grams(macros.fat) };
+      if (await guarded(() => api('/user/goals', { method: 'PUT', body }))) say(t('settings.goalsaved'));
+    } }, el('label', { for: 'goal', text: t('settings.goal', { unit: t(`unit.${energyUnit()}`) }) }), goal,
+    el('div', { class: 'macro-goals' }, ...['protein', 'carbs', 'fat'].map((m) => el('div', {},
+      el('label', { for: `goal-${m}`, text: `${t(`macro.${m}`)} (g)` }), macros[m]))),
+    el('button', { type: 'submit', id: 'save-goals', text: t('settings.savegoal') }))),
   el('section', { class: 'card' }, el('h2', { text: t('settings.export') }),
     el('div', { class: 'actions' }, exportButton('json'), exportButton('csv'))),
   el('section', { class: 'card' },

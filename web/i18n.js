@@ -35,7 +35,7 @@ const strings = {
     'meal.breakfast': 'Breakfast', 'meal.lunch': 'Lunch', 'meal.dinner': 'Dinner', 'meal.snack': 'Snack',
     'settings.title': 'Settings', 'settings.language': 'Language', 'settings.theme': 'Appearance',
     'theme.system': 'As the device', 'theme.light': 'Light', 'theme.dark': 'Dark',
-    'settings.goal': 'Daily goal ({unit})', 'settings.savegoal': 'Save goal', 'settings.goalsaved': 'Goal saved.',
+    'settings.goal': 'Daily goal ({unit})', 'settings.savegoal': 'Save goals', 'settings.goalsaved': 'Goals saved.',
     'settings.signout': 'Sign out', 'settings.delete': 'Delete my account',
     'settings.deleteconfirm': 'Delete your account, every meal and every kept photo? This cannot be undone.',
     'settings.deleted': 'Your account was deleted.',

@@ -505,6 +505,18 @@ try:
     driver.get(URL + "/#/settings")
     Select(shown("#weight-unit")).select_by_value("kg")
 
+    # Macro goals from Settings: kept on the server, Today's bars measure against them.
+    driver.get(URL + "/?reload=9#/settings")   # a fresh screen (the unit change above redraws it)
+    for macro, grams in (("protein", "100"), ("carbs", "220"), ("fat", "60")):
+        field = shown(f"#goal-{macro}")
+        field.clear()
+        field.send_keys(grams)
+    shown("#save-goals").click()
+    wait.until(lambda d: "Goals saved" in notice())
+    goals = call("/api/v1/user/goals")[1]
+    check((goals.get("protein_g"), goals.get("carbs_g"), goals.get("fat_g"), goals.get("daily_kcal")) == (100, 220, 60, 2000),
+          f"macro goals saved from Settings, the daily goal kept ({goals})")
+
     # Time zone (kept in the profile) and the export downloads.
     original = Select(shown("#time-zone")).first_selected_option.get_attribute("value")
     Select(shown("#time-zone")).select_by_value("Asia/Shanghai")
