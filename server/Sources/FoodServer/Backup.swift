@@ -49,8 +49,8 @@ public enum ServerBackup {
         defer { try? fm.removeItem(atPath: scratch) }
         do {
             // Accounts first: a user created after this point may appear with a diary and no account, never the reverse.
-            var names = (fm.enumerator(atPath: root)?.allObjects as? [String] ?? []).sorted()
-            names.sort { ($0 == "accounts.sqlite" ? 0 : 1, $0) < ($1 == "accounts.sqlite" ? 0 : 1, $1) }
+            let names = (fm.enumerator(atPath: root)?.allObjects as? [String] ?? [])
+                .sorted { ($0 == "accounts.sqlite" ? 0 : 1, $0) < ($1 == "accounts.sqlite" ? 0 : 1, $1) }
             for name in names {
                 let path = root + "/" + name
                 var isDir: ObjCBool = false

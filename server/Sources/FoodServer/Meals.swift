@@ -307,14 +307,8 @@ struct MealRoutes: Sendable {
     /// meal logged as "rice" in English, and "rice" one logged in Chinese.
     @Sendable func search(_ request: Request, context: APIContext) async throws -> Response {
         let user = try Self.user(context)
-        let q = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
-        guard !q.isEmpty, q.count <= 100 else {
-            throw APIError.badRequest("invalid_query", "give the food or title to look for as q (1–100 characters), e.g. /api/v1/meals/search?q=rice")
-        }
-        let limitText = request.uri.queryParameters.get("limit")
-        guard let limit = limitText.map({ Int($0) }) ?? 20, (1...100).contains(limit) else {
-            throw APIError.badRequest("invalid_limit", "limit must be a whole number from 1 to 100")
-        }
+        let q = try Routes.query(request, max: 100, what: "the food or title to look for", example: "/api/v1/meals/search?q=rice")
+        let limit = try Routes.limit(request, in: 1...100, default: 20)
         let needle = q.lowercased()
         // The tables' foods for the query (both languages): a meal food with one of these ids matches too.
         let tableIDs = Set(nutrition.search(q, limit: 25).map(\.food.id))

@@ -355,6 +355,24 @@ struct Routes: Sendable {
         return try JSONResponse.make(response)
     }
 
+    /// The `q` of a search, trimmed: 1 to `max` characters, else a 400 that shows `example`.
+    static func query(_ request: Request, max: Int, what: String, example: String) throws -> String {
+        let q = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
+        guard !q.isEmpty, q.count <= max else {
+            throw APIError.badRequest("invalid_query", "give \(what) as q (1–\(max) characters), e.g. \(example)")
+        }
+        return q
+    }
+
+    /// The `limit` of a list: a whole number in `range` (absent: `fallback`), else a 400.
+    static func limit(_ request: Request, in range: ClosedRange<Int>, default fallback: Int) throws -> Int {
+        guard let text = request.uri.queryParameters.get("limit") else { return fallback }
+        guard let v = Int(text), range.contains(v) else {
+            throw APIError.badRequest("invalid_limit", "limit must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return v
+    }
+
     /// A boolean query parameter: absent is false; anything but true/false/1/0 is a 400.
     static func flag(_ request: Request, _ name: String) throws -> Bool {
         guard let text = request.uri.queryParameters.get(name) else { return false }
@@ -396,15 +414,8 @@ struct Routes: Sendable {
     }
 
     @Sendable func search(_ request: Request, context: APIContext) async throws -> Response {
-        let q = (request.uri.queryParameters.get("q") ?? "").trimmingCharacters(in: .whitespaces)
-        guard !q.isEmpty, q.count <= 200 else {
-            throw APIError.badRequest("invalid_query", "give what to look for as q (1–200 characters), e.g. /api/v1/food/search?q=banana")
-        }
-        let limitText = request.uri.queryParameters.get("limit")
-        let limit = limitText.flatMap(Int.init) ?? 10
-        guard (1...50).contains(limit), limitText == nil || Int(limitText!) != nil else {
-            throw APIError.badRequest("invalid_limit", "limit must be a whole number from 1 to 50")
-        }
+        let q = try Self.query(request, max: 200, what: "what to look for", example: "/api/v1/food/search?q=banana")
+        let limit = try Self.limit(request, in: 1...50, default: 10)
         let prefix = try Self.flag(request, "prefix")
         let hits = nutrition.search(q, limit: limit, prefix: prefix).map { SearchHit($0.food, match: $0.match.rawValue, via: $0.via) }
         return try JSONResponse.make(["results": hits])
