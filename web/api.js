@@ -44,9 +44,11 @@ export class APIError extends Error {
   }
 }
 
-/// `fetch` of `/api/v1` + `path` with the token; JSON in and out. `body` may be a Blob (sent as it is, with its type).
-export async function api(path, { method = 'GET', body, headers = {} } = {}, renewed = false) {
-  const h = { Accept: 'application/json', ...headers };
+/// `fetch` of `/api/v1` + `path` with the token. No answer is an APIError with status 0; a 401 for an expired access
+/// token from Sign in with Apple is renewed once and the request sent again; any other answer that is not 2xx is an
+/// APIError with the server's code, message and Retry-After. `body` may be a Blob (sent as it is, with its type).
+async function send(path, { method = 'GET', body, headers = {}, cache = 'no-store' } = {}, renewed = false) {
+  const h = { ...headers };
   const t = token();
   if (t) h.Authorization = `Bearer ${t}`;
   let payload;
@@ -59,46 +61,43 @@ export async function api(path, { method = 'GET', body, headers = {} } = {}, ren
   }
   let response;
   try {
-    response = await fetch(`/api/v1${path}`, { method, body: payload, headers: h, credentials: 'omit', cache: 'no-store' });
+    response = await fetch(`/api/v1${path}`, { method, body: payload, headers: h, credentials: 'omit', cache });
   } catch {
     throw new APIError(0, 'network', '');
   }
-  // An expired access token from Sign in with Apple is renewed once and the request sent again.
-  if (response.status === 401 && !renewed && t && await renew()) return api(path, { method, body, headers }, true);
-  if (response.status === 204) return null;
-  const text = await response.text();
-  let json = null;
-  try { json = text ? JSON.parse(text) : null; } catch { json = null; }
+  if (response.status === 401 && !renewed && t && await renew()) return send(path, { method, body, headers, cache }, true);
   if (!response.ok) {
+    let json = null;
+    try { json = JSON.parse(await response.text()); } catch { json = null; }
     const retry = Number(response.headers.get('Retry-After')) || undefined;
     throw new APIError(response.status, json?.error?.code ?? json?.code, json?.error?.message ?? json?.message, retry);
   }
-  return json;
+  return response;
 }
 
-/// A kept photo of the signed-in user, as an object URL for an <img> (an <img> cannot send the token).
+/// The API with JSON in and out (`send`'s rules); a 204 gives null.
+export async function api(path, options = {}) {
+  const response = await send(path, { ...options, headers: { Accept: 'application/json', ...options.headers } });
+  if (response.status === 204) return null;
+  const text = await response.text();
+  try { return text ? JSON.parse(text) : null; } catch { return null; }
+}
+
+/// A kept photo of the signed-in user, as an object URL for an <img> (an <img> cannot send the token); null when it
+/// cannot be had. The browser may cache it (the server allows a day, privately).
 export async function imageURL(imageId) {
-  const response = await fetch(`/api/v1/images/${encodeURIComponent(imageId)}`, {
-    headers: { Authorization: `Bearer ${token()}` }, credentials: 'omit',
-  });
-  if (!response.ok) return null;
-  return URL.createObjectURL(await response.blob());
+  try {
+    const response = await send(`/images/${encodeURIComponent(imageId)}`, { cache: 'default' });
+    return URL.createObjectURL(await response.blob());
+  } catch {
+    return null;
+  }
 }
 
 /// Saves what `GET /api/v1` + `path` answers as a file (the export downloads): fetched with the token, handed to the
 /// browser as a download named by the server's Content-Disposition.
 export async function download(path, fallbackName) {
-  let response;
-  try {
-    response = await fetch(`/api/v1${path}`, { headers: { Authorization: `Bearer ${token()}` }, credentials: 'omit', cache: 'no-store' });
-  } catch {
-    throw new APIError(0, 'network', '');
-  }
-  if (!response.ok) {
-    let json = null;
-    try { json = await response.json(); } catch { json = null; }
-    throw new APIError(response.status, json?.error?.code, json?.error?.message);
-  }
+  const response = await send(path);
   const name = /filename="([^"]+)"/.exec(response.headers.get('Content-Disposition') ?? '')?.[1] ?? fallbackName;
   const url = URL.createObjectURL(await response.blob());
   const a = document.createElement('a');

@@ -105,6 +105,8 @@ function localDay(date = new Date()) {
 function dayDate(day) { return new Date(`${day}T12:00:00Z`); }
 function addDays(day, n) { const d = dayDate(day); d.setUTCDate(d.getUTCDate() + n); return d.toISOString().slice(0, 10); }
 function dayText(day, options) { return dayDate(day).toLocaleDateString(language() === 'zh' ? 'zh-CN' : 'en', { ...options, timeZone: 'UTC' }); }
+/// "Dec 6" / "12月6日": the local day of a time, short.
+function shortDay(time) { return dayText(localDay(new Date(time)), { month: 'short', day: 'numeric' }); }
 
 /// Units the person chose (Settings): energy in kcal or kJ, body weight in kg or lb. The server keeps kcal and kg.
 const kJPerKcal = 4.184, lbPerKg = 2.20462;
@@ -255,7 +257,7 @@ async function analyze(file, position = null) {
   draft = {
     answer, position, edited: false,
     photo: URL.createObjectURL(file),
-    foods: answer.detected_foods.map((f) => ({ ...f, startGrams: f.grams })),
+    foods: editable(answer),
   };
   if (location.hash === '#/result') result(); else location.hash = '#/result';
   const mine = draft;
@@ -278,7 +280,7 @@ async function refine(mine, blob) {
   mine.refining = false;
   const info = answer.refinement ?? {};
   if (info.status !== 'refined') { setRefineNote(mine, t('result.unrefined', { reason: info.reason ?? '—' })); return; }
-  const foods = answer.detected_foods.map((f) => ({ ...f, startGrams: f.grams }));
+  const foods = editable(answer);
   const model = info.model ?? info.provider ?? 'LLM';
   const use = () => {
     mine.answer = answer;
@@ -297,6 +299,9 @@ function setRefineNote(mine, text) {
   const note = document.getElementById('refine-note');
   if (draft === mine && note) { note.textContent = text; note.hidden = !text; }
 }
+
+/// An analysis's foods as the result screen edits them: each remembers the grams its numbers are for.
+function editable(answer) { return answer.detected_foods.map((f) => ({ ...f, startGrams: f.grams })); }
 
 /// A food's numbers for `grams`: the analysis's values scaled (they are per its own grams, from the tables).
 function scaled(food, grams) {
@@ -469,7 +474,7 @@ async function logMeal() {
     image_id: draft.answer.image_id,
     tz: zone(),
     analysis: draft.answer.ai_analysis || undefined,
-    foods: draft.foods.map((f) => ({ food: f.label, grams: Math.round(f.grams * 10) / 10, box: f.bounding_box ?? undefined,
+    foods: draft.foods.map((f) => ({ food: f.label, grams: one(f.grams), box: f.bounding_box ?? undefined,
       confidence: typeof f.confidence === 'number' ? Math.round(f.confidence * 1000) / 1000 : undefined })),
   };
   const key = idempotencyKey();
@@ -511,9 +516,8 @@ async function editMeal(meal) {
 /// `PUT /meals/{id}`: kept foods by index with their grams, a replaced one by index with its new food, added ones by name.
 async function saveMeal() {
   const { meal, foods } = draft;
-  const grams = (f) => Math.round(f.grams * 10) / 10;
-  const body = { foods: foods.map((f) => (f.index === undefined ? { food: f.label, grams: grams(f) }
-    : f.replaced ? { index: f.index, food: f.label, grams: grams(f) } : { index: f.index, grams: grams(f) })) };
+  const body = { foods: foods.map((f) => (f.index === undefined ? { food: f.label, grams: one(f.grams) }
+    : f.replaced ? { index: f.index, food: f.label, grams: one(f.grams) } : { index: f.index, grams: one(f.grams) })) };
   const saved = await guarded(() => api(`/meals/${encodeURIComponent(meal.id)}`, { method: 'PUT', body }));
   if (!saved) return;
   draft = null;
@@ -618,7 +622,7 @@ function weightRow(last) {
   };
   return el('form', { class: 'weight', onsubmit: (e) => { e.preventDefault(); send(false); } },
     el('span', { text: t('today.weight') }),
-    el('span', { class: 'num', id: 'weight-last', text: last ? t('today.lastweight', { weight: weight(last.kilograms), day: dayText(localDay(new Date(last.time)), { month: 'short', day: 'numeric' }) }) : t('today.noweight') }),
+    el('span', { class: 'num', id: 'weight-last', text: last ? t('today.lastweight', { weight: weight(last.kilograms), day: shortDay(last.time) }) : t('today.noweight') }),
     el('span', { class: 'field' }, field, el('button', { type: 'submit', id: 'log-weight', text: t('today.logweight') })));
 }
 
@@ -637,7 +641,7 @@ const thumbnails = new Map();
 function mealList(meals, changed, withDay = false) {
   const list = el('ul', { class: 'meals', id: 'meals' });
   for (const m of meals) {
-    const when = withDay ? `${dayText(localDay(new Date(m.time)), { month: 'short', day: 'numeric' })} ${clock(m.time)}` : clock(m.time);
+    const when = withDay ? `${shortDay(m.time)} ${clock(m.time)}` : clock(m.time);
     const names = m.foods.map(foodLabel).join(' · ');
     const hash = m.photos?.[0]?.hash;
     const thumb = hash ? el('img', { class: 'thumb', alt: '', width: 56, height: 56 }) : el('span', { class: 'thumb none', 'aria-hidden': 'true', text: m.foods[0]?.emoji ?? '🍽️' });
