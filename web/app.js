@@ -44,6 +44,12 @@ function show(...nodes) {
   main.focus({ preventScroll: true });
 }
 
+/// `show` for a screen drawn after waiting on the server: when the answer comes after the person moved to another
+/// tab, it is dropped instead of covering the screen they are on.
+function showFor(screen, ...nodes) {
+  if (location.hash === screen) show(...nodes);
+}
+
 /// A message a person understands, in the status line (errors stay until the next action).
 function say(text, kind = 'info') {
   notice.textContent = text;
@@ -597,7 +603,7 @@ async function today() {
       el('div', {}, el('strong', { text: `${time} · ${t('today.pending')}` }), el('p', { class: 'foods-line', text: w.preview.names })),
       el('span', { class: 'kcal', text: energy(w.preview.kcal) })));
   }
-  show(summary, el('section', { class: 'card' }, el('h2', { text: t('today.meals') }),
+  showFor('#/today', summary, el('section', { class: 'card' }, el('h2', { text: t('today.meals') }),
     meals.length || waiting.length ? list : el('p', { class: 'help', text: t('today.nomeals') })));
 }
 
@@ -715,7 +721,7 @@ async function diary() {
     grid);
   // What a search found comes first; otherwise the calendar, then the chosen day.
   const head = el('section', { class: 'card' }, el('h2', { text: t('diary.title') }), searchForm);
-  if (data.found) show(head, dayCard, calendar); else show(head, calendar, dayCard);
+  if (data.found) showFor('#/diary', head, dayCard, calendar); else showFor('#/diary', head, calendar, dayCard);
 }
 
 /// Stats for the week, month or year: kcal per day (or month) against the goal, macro split, streak, the days logged
@@ -765,7 +771,7 @@ async function stats() {
   const badges = data.achievements.length
     ? el('ul', { class: 'badges', id: 'achievements' }, ...data.achievements.map((a) => el('li', { title: a.unlocked_at.slice(0, 10) }, el('span', { 'aria-hidden': 'true', text: '🏅' }), ` ${a.title}`)))
     : el('p', { class: 'help', id: 'achievements', text: t('stats.noachievements') });
-  show(el('section', { class: 'card' }, el('h2', { text: t('stats.title') }), tabs,
+  showFor('#/stats', el('section', { class: 'card' }, el('h2', { text: t('stats.title') }), tabs,
     cur ? chart : el('p', { class: 'help', text: t('stats.nodata') }),
     cur ? el('p', { id: 'stats-avg', text: t('stats.avg', { energy: energy(avg) }) }) : null,
     split ? el('p', { text: t('stats.split', { p: round(split.protein_pct), c: round(split.carbs_pct), f: round(split.fat_pct) }) }) : null,
@@ -801,7 +807,7 @@ async function settings() {
     const name = await guarded(() => download(`/export?format=${format}&tz=${encodeURIComponent(zone())}`, `foodmoment.${format}`));
     if (name) say(t('settings.exported', { name }));
   } });
-  show(el('section', { class: 'card' }, el('h2', { text: t('settings.title') }),
+  showFor('#/settings', el('section', { class: 'card' }, el('h2', { text: t('settings.title') }),
     el('label', { for: 'language', text: t('settings.language') }), lang,
     el('label', { for: 'theme', text: t('settings.theme') }), theme,
     el('label', { for: 'energy-unit', text: t('settings.energy') }), energyChoice,
