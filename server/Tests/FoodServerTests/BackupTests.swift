@@ -39,7 +39,12 @@ struct BackupTests {
                 }
             }
         }
-        try await Task.sleep(for: .milliseconds(400))
+        // Until both writers have had writes acknowledged (each user's diary exists), however slow the machine is.
+        for _ in 0..<1500 {
+            let meals = await acknowledged.meals
+            if meals.filter({ $0.token == alice }).count >= 2 && meals.filter({ $0.token == bob }).count >= 2 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
         let before = await acknowledged.meals
         let summary = try ServerBackup.write(dataDirectory: data, to: file)
         try await Task.sleep(for: .milliseconds(100))
